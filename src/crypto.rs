@@ -1,0 +1,215 @@
+//! Keys and AES-256-GCM sealing.
+//!
+//! A [`Key`] is 32 bytes. It is zeroized when dropped, and its `Debug` output shows no key bytes.
+//! Every seal draws a fresh 96-bit nonce from the operating system's random number generator,
+//! so two saves never share a nonce (the probability of a collision after 2^32 saves with one key
+//! is about 2^-33).
+//!
+//! # What encryption protects, and what it does not
+//!
+//! A key compiled into the game stops players from editing saves in a text or hex editor, and it
+//! makes tampering detectable. It does not stop a determined player who extracts the key from
+//! the game's binary: treat an embedded key as obfuscation, not secrecy.
+
+use std::fmt;
+
+use aes_gcm::aead::{AeadInOut, KeyInit};
+use aes_gcm::{Aes256Gcm, Nonce, Tag};
+use zeroize::Zeroizing;
+
+use crate::error::{Error, Result};
+
+/// Length of a key in bytes.
+pub const KEY_LEN: usize = 32;
+/// Length of a nonce in bytes (96 bits).
+pub const NONCE_LEN: usize = 12;
+/// Length of an authentication tag in bytes.
+pub const TAG_LEN: usize = 16;
+
+/// A 256-bit AES-GCM key. Zeroized on drop; `Debug` prints no key bytes.
+#[derive(Clone)]
+pub struct Key {
+    bytes: Zeroizing<[u8; KEY_LEN]>,
+}
+
+impl Key {
+    /// A key made of these 32 bytes.
+    #[must_use]
+    pub fn from_bytes(bytes: [u8; KEY_LEN]) -> Self {
+        Key {
+            bytes: Zeroizing::new(bytes),
+        }
+    }
+
+    /// A key from a slice that must be exactly 32 bytes long.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the slice is not 32 bytes long.
+    pub fn from_slice(bytes: &[u8]) -> Result<Self> {
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        if bytes.len() != KEY_LEN {
+            return Err(Error::Config {
+                reason: format!("a key is {KEY_LEN} bytes, not {}", bytes.len()),
+            });
+        }
+        key.copy_from_slice(bytes);
+        Ok(Key { bytes: key })
+    }
+
+    /// A key from 64 hexadecimal digits (surrounding whitespace is ignored).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the text is not 64 hexadecimal digits. The message does not repeat
+    /// the text.
+    pub fn from_hex(hex: &str) -> Result<Self> {
+        let hex = hex.trim().as_bytes();
+        let bad = || Error::Config {
+            reason: format!("a hex key is {} hexadecimal digits", KEY_LEN * 2),
+        };
+        if hex.len() != KEY_LEN * 2 {
+            return Err(bad());
+        }
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        for (byte, pair) in key.iter_mut().zip(hex.chunks_exact(2)) {
+            let hi = hex_digit(pair[0]).ok_or_else(bad)?;
+            let lo = hex_digit(pair[1]).ok_or_else(bad)?;
+            *byte = (hi << 4) | lo;
+        }
+        Ok(Key { bytes: key })
+    }
+
+    /// A new random key from the operating system's random number generator.
+    ///
+    /// # Errors
+    /// [`Error::Config`] if the operating system has no random number generator available.
+    pub fn generate() -> Result<Self> {
+        let mut key = Zeroizing::new([0u8; KEY_LEN]);
+        getrandom::fill(key.as_mut()).map_err(|e| Error::Config {
+            reason: format!("the OS random number generator failed: {e}"),
+        })?;
+        Ok(Key { bytes: key })
+    }
+
+    fn cipher(&self) -> Aes256Gcm {
+        let bytes: &[u8; KEY_LEN] = &self.bytes;
+        Aes256Gcm::new(bytes.into())
+    }
+
+    /// Encrypts `buf` in place and returns the authentication tag.
+    pub(crate) fn seal(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        associated_data: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        let tag = self
+            .cipher()
+            .encrypt_inout_detached(&Nonce::from(*nonce), associated_data, buf.into())
+            // Only fails for plaintexts over 64 GiB, far beyond any size cap.
+            .map_err(|_| Error::Config {
+                reason: "payload too large to encrypt".into(),
+            })?;
+        let mut out = [0u8; TAG_LEN];
+        out.copy_from_slice(tag.as_slice());
+        Ok(out)
+    }
+
+    /// Decrypts `buf` in place, checking `tag`. On failure the buffer's contents are
+    /// unspecified and must not be used.
+    pub(crate) fn open(
+        &self,
+        nonce: &[u8; NONCE_LEN],
+        associated_data: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_LEN],
+    ) -> Result<()> {
+        self.cipher()
+            .decrypt_inout_detached(
+                &Nonce::from(*nonce),
+                associated_data,
+                buf.into(),
+                &Tag::from(*tag),
+            )
+            .map_err(|_| Error::Decrypt)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Key(<redacted>)")
+    }
+}
+
+/// A fresh nonce from the operating system's random number generator.
+pub(crate) fn random_nonce() -> Result<[u8; NONCE_LEN]> {
+    let mut nonce = [0u8; NONCE_LEN];
+    getrandom::fill(&mut nonce).map_err(|e| Error::Config {
+        reason: format!("the OS random number generator failed: {e}"),
+    })?;
+    Ok(nonce)
+}
+
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_prints_no_key_bytes() {
+        let key = Key::from_bytes([0xAB; KEY_LEN]);
+        let shown = format!("{key:?} {key:#?}");
+        assert!(!shown.to_lowercase().contains("ab"), "{shown}");
+        assert!(!shown.contains("171"), "{shown}");
+        assert!(shown.contains("redacted"));
+    }
+
+    #[test]
+    fn hex_keys_parse() {
+        let hex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1F";
+        let key = Key::from_hex(hex).unwrap();
+        let expected: Vec<u8> = (0u8..32).collect();
+        assert_eq!(key.bytes.as_slice(), expected.as_slice());
+        assert!(Key::from_hex(&hex[1..]).is_err());
+        let err = Key::from_hex(&hex.replacen('e', "g", 1)).unwrap_err();
+        let shown = format!("{err} {err:?}");
+        assert!(
+            !shown.contains("0102030405"),
+            "the message must not echo the key: {shown}"
+        );
+        assert!(Key::from_slice(&[1; 31]).is_err());
+        assert!(Key::from_slice(&[1; 32]).is_ok());
+    }
+
+    #[test]
+    fn seal_then_open_round_trips_and_detects_changes() {
+        let key = Key::generate().unwrap();
+        let nonce = random_nonce().unwrap();
+        let mut buf = b"the player's progress".to_vec();
+        let tag = key.seal(&nonce, b"header", &mut buf).unwrap();
+        assert_ne!(buf, b"the player's progress");
+        let sealed = buf.clone();
+
+        key.open(&nonce, b"header", &mut buf, &tag).unwrap();
+        assert_eq!(buf, b"the player's progress");
+
+        let mut wrong_ad = sealed.clone();
+        assert!(matches!(
+            key.open(&nonce, b"headex", &mut wrong_ad, &tag),
+            Err(Error::Decrypt)
+        ));
+        let other = Key::generate().unwrap();
+        let mut wrong_key = sealed.clone();
+        assert!(matches!(
+            other.open(&nonce, b"header", &mut wrong_key, &tag),
+            Err(Error::Decrypt)
+        ));
+    }
+}

@@ -1,0 +1,722 @@
+//! The save file's bytes: header, metadata, sealed body, CRC32.
+//!
+//! ```text
+//! offset     size  field
+//! 0          8     magic               89 53 41 56 0D 0A 1A 0A  ("\x89SAV\r\n\x1a\n")
+//! 8          2     format version      u16, 1
+//! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
+//! 12         1     codec               1 = JSON, 2 = MessagePack
+//! 13         1     file kind           1 = save
+//! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
+//! 15         1     reserved            must be 0
+//! 16         4     slot number         u32 (0 for quicksave)
+//! 20         4     schema version      u32, the game's save-schema version
+//! 24         8     generation          u64, 1 for a slot's first save, +1 for each save after
+//! 32         8     saved at            i64, milliseconds since 1970-01-01T00:00:00Z
+//! 40         4     metadata length M   u32, at most MAX_METADATA_LEN
+//! 44         8     payload length P    u64
+//! 52         M     metadata            see below
+//! 52+M       12    nonce               only when encrypted
+//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag
+//! end-4      4     CRC32               IEEE CRC32 of every byte before it
+//!
+//! metadata:
+//!   8                playtime           u64, milliseconds
+//!   2 + n            label              u16 length, UTF-8
+//!   2 + n            app version        u16 length, UTF-8
+//!   2                user field count   u16, then per field:
+//!     2 + n            key              u16 length, UTF-8
+//!     4 + n            value            u32 length, UTF-8
+//!   4 + n            thumbnail          u32 length (0 = none), raw bytes
+//!
+//! body (plaintext):
+//!   4                entry count N      u32
+//!   N times:                            the table of contents, ids in ascending byte order
+//!     2 + n            id               u16 length, UTF-8, not empty
+//!     8                offset           u64, of the memento within the document
+//!     8                length           u64, of the memento
+//!   rest             document           the codec's map of id -> memento: a JSON object or a
+//!                                       MessagePack map, each memento's bytes exactly at its
+//!                                       table-of-contents range
+//! ```
+//!
+//! All integers are little-endian except inside the MessagePack document, which is MessagePack.
+//!
+//! - The header and metadata (bytes `0..52+M`) are the AES-GCM associated data: editing any of
+//!   them, or moving a file to another slot, makes the file fail to open.
+//! - The CRC32 sits at the end of the file in every format version, so it is checked before the
+//!   format version is trusted: a bit flip in the version field reads as corruption, not as a
+//!   file from the future. A CRC failure means damage on disk; an AES-GCM failure with a good
+//!   CRC means a wrong key or a deliberate edit.
+//! - The file's length must equal `52 + M + (12 if encrypted) + P + 4` exactly.
+//! - The table of contents lets a load find each memento without parsing the document, and the
+//!   document keeps the payload a valid JSON or MessagePack value for people and tools.
+
+use std::ops::Range;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::codec::Codec;
+use crate::error::{Error, Result};
+use crate::slot::SlotId;
+use crate::snapshot::Metadata;
+
+#[cfg(feature = "encryption")]
+pub(crate) use crate::crypto::Key;
+
+/// Without the `encryption` feature there are no keys: this type has no values, so every
+/// `Option<Key>` is `None`.
+#[cfg(not(feature = "encryption"))]
+#[derive(Debug, Clone)]
+pub(crate) enum Key {}
+
+/// The first eight bytes of every file of the savegame family.
+pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
+/// The format version this library writes, and the newest it reads.
+pub const FORMAT_VERSION: u16 = 1;
+/// Length of the fixed header.
+pub const HEADER_LEN: usize = 52;
+/// Length of the CRC32 trailer.
+pub const CRC_LEN: usize = 4;
+/// The largest metadata block accepted (labels, user fields and a thumbnail).
+pub const MAX_METADATA_LEN: usize = 4 << 20;
+/// Flag bit: the payload is AES-256-GCM ciphertext followed by its tag.
+pub const FLAG_ENCRYPTED: u16 = 1;
+/// Length of a nonce in bytes.
+pub const NONCE_LEN: usize = 12;
+/// Length of an AES-GCM tag in bytes.
+pub const TAG_LEN: usize = 16;
+
+const OFF_VERSION: usize = 8;
+const OFF_FLAGS: usize = 10;
+const OFF_CODEC: usize = 12;
+const OFF_KIND: usize = 13;
+const OFF_SLOT_KIND: usize = 14;
+const OFF_RESERVED: usize = 15;
+const OFF_SLOT: usize = 16;
+const OFF_SCHEMA: usize = 20;
+const OFF_GENERATION: usize = 24;
+const OFF_SAVED_AT: usize = 32;
+const OFF_METADATA_LEN: usize = 40;
+const OFF_PAYLOAD_LEN: usize = 44;
+
+/// Smallest table-of-contents entry: a 2-byte id length, a 1-byte id, offset and length.
+const MIN_TOC_ENTRY: usize = 2 + 1 + 8 + 8;
+/// Longest memento id, in bytes.
+pub const MAX_ID_LEN: usize = 1024;
+
+/// What a file of the savegame family holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FileKind {
+    /// A full save of a slot.
+    Save,
+}
+
+impl FileKind {
+    /// The kind byte in the header.
+    #[must_use]
+    pub const fn id(self) -> u8 {
+        match self {
+            FileKind::Save => 1,
+        }
+    }
+
+    fn from_id(id: u8) -> Option<Self> {
+        match id {
+            1 => Some(FileKind::Save),
+            _ => None,
+        }
+    }
+}
+
+/// Everything a file's header and metadata say: what a load menu or an inspection tool shows.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Header {
+    /// The format version of the file.
+    pub format_version: u16,
+    /// Whether the payload is encrypted.
+    pub encrypted: bool,
+    /// The codec of the mementos.
+    pub codec: Codec,
+    /// What the file holds.
+    pub kind: FileKind,
+    /// The slot the file was written for.
+    pub slot: SlotId,
+    /// The schema version of the document.
+    pub schema_version: u32,
+    /// The slot's save counter: 1 for its first save, one more for each save after.
+    pub generation: u64,
+    /// When the file was written (millisecond precision).
+    pub saved_at: SystemTime,
+    /// Label, playtime, app version, user fields, thumbnail.
+    pub metadata: Metadata,
+    /// Length of the payload section in bytes (including the tag when encrypted).
+    pub payload_len: u64,
+}
+
+impl Header {
+    /// Byte ranges of the file's sections, for tools that show where everything is.
+    #[must_use]
+    pub fn sections(&self) -> Sections {
+        let metadata_len = encoded_metadata_len(&self.metadata) as u64;
+        let header = 0..HEADER_LEN as u64;
+        let metadata = header.end..header.end + metadata_len;
+        let nonce_len = if self.encrypted { NONCE_LEN as u64 } else { 0 };
+        let nonce = metadata.end..metadata.end + nonce_len;
+        let payload = nonce.end..nonce.end.saturating_add(self.payload_len);
+        let crc = payload.end..payload.end.saturating_add(CRC_LEN as u64);
+        Sections {
+            header,
+            metadata,
+            nonce,
+            payload,
+            crc,
+        }
+    }
+}
+
+/// Byte ranges of a file's sections (see [`Header::sections`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sections {
+    /// The fixed header.
+    pub header: Range<u64>,
+    /// The metadata block.
+    pub metadata: Range<u64>,
+    /// The nonce (empty when not encrypted).
+    pub nonce: Range<u64>,
+    /// The payload (the body, or its ciphertext and tag).
+    pub payload: Range<u64>,
+    /// The CRC32 trailer.
+    pub crc: Range<u64>,
+}
+
+/// A memento's place in an opened file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TocEntry {
+    pub id: String,
+    /// Absolute range in the opened file's buffer.
+    pub range: Range<usize>,
+}
+
+/// A file that passed every check: CRC, header, decryption, table of contents.
+#[derive(Debug)]
+pub(crate) struct Opened {
+    pub header: Header,
+    /// The file's bytes, with the body decrypted in place.
+    pub buf: Vec<u8>,
+    pub toc: Vec<TocEntry>,
+}
+
+/// What [`seal`] needs besides the mementos.
+pub(crate) struct SealParams<'a> {
+    pub codec: Codec,
+    pub kind: FileKind,
+    pub slot: SlotId,
+    pub schema_version: u32,
+    pub generation: u64,
+    pub saved_at: SystemTime,
+    pub metadata: &'a Metadata,
+    pub key: Option<(&'a Key, [u8; NONCE_LEN])>,
+}
+
+/// Writes a whole file: header, metadata, body (table of contents and document, encrypted when
+/// a key is given) and CRC. `entries` are `(id, encoded memento)` in ascending id order. The
+/// file is built in one buffer allocated at its final size.
+pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+    let metadata_len = encoded_metadata_len(params.metadata);
+    if metadata_len > MAX_METADATA_LEN {
+        return Err(Error::Config {
+            reason: format!(
+                "metadata is {metadata_len} bytes, over the {MAX_METADATA_LEN}-byte cap"
+            ),
+        });
+    }
+    let codec = params.codec;
+    let toc_len = 4 + entries.iter().map(|(id, _)| 18 + id.len()).sum::<usize>();
+    let doc_bound = 1 + entries
+        .iter()
+        .map(|(id, m)| codec.key_overhead(id) + m.len())
+        .sum::<usize>();
+    let encrypted = params.key.is_some();
+    let capacity = HEADER_LEN
+        + metadata_len
+        + if encrypted { NONCE_LEN + TAG_LEN } else { 0 }
+        + toc_len
+        + doc_bound
+        + CRC_LEN;
+    let mut buf = Vec::with_capacity(capacity);
+
+    // Fixed header; the payload length is patched in once the body is written.
+    buf.extend_from_slice(&MAGIC);
+    buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    buf.extend_from_slice(&(if encrypted { FLAG_ENCRYPTED } else { 0 }).to_le_bytes());
+    buf.push(codec.id());
+    buf.push(params.kind.id());
+    let (slot_kind, slot_number) = params.slot.to_raw();
+    buf.push(slot_kind);
+    buf.push(0);
+    buf.extend_from_slice(&slot_number.to_le_bytes());
+    buf.extend_from_slice(&params.schema_version.to_le_bytes());
+    buf.extend_from_slice(&params.generation.to_le_bytes());
+    buf.extend_from_slice(&system_time_to_millis(params.saved_at).to_le_bytes());
+    buf.extend_from_slice(&len_u32(metadata_len)?.to_le_bytes());
+    buf.extend_from_slice(&0u64.to_le_bytes());
+    debug_assert_eq!(buf.len(), HEADER_LEN);
+    write_metadata(&mut buf, params.metadata)?;
+    let associated_end = buf.len();
+    if let Some((_, nonce)) = &params.key {
+        buf.extend_from_slice(nonce);
+    }
+
+    // Body: table of contents with offsets patched after the document is written.
+    let body_start = buf.len();
+    buf.extend_from_slice(&len_u32(entries.len())?.to_le_bytes());
+    let mut toc_slots = Vec::with_capacity(entries.len());
+    for (id, _) in entries {
+        buf.extend_from_slice(&len_u16(id.len())?.to_le_bytes());
+        buf.extend_from_slice(id.as_bytes());
+        toc_slots.push(buf.len());
+        buf.extend_from_slice(&[0u8; 16]);
+    }
+    let doc_start = buf.len();
+    codec.open_document(&mut buf, entries.len());
+    for (i, ((id, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
+        codec.write_document_key(&mut buf, i, id);
+        let offset = (buf.len() - doc_start) as u64;
+        buf.extend_from_slice(memento);
+        buf[*slot..*slot + 8].copy_from_slice(&offset.to_le_bytes());
+        buf[*slot + 8..*slot + 16].copy_from_slice(&(memento.len() as u64).to_le_bytes());
+    }
+    codec.close_document(&mut buf);
+
+    let body_len = buf.len() - body_start;
+    let payload_len = body_len as u64 + if encrypted { TAG_LEN as u64 } else { 0 };
+    buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
+
+    if let Some((key, nonce)) = &params.key {
+        let (head, body) = buf.split_at_mut(body_start);
+        let tag = seal_body(key, nonce, &head[..associated_end], body)?;
+        buf.extend_from_slice(&tag);
+    }
+
+    let crc = crc32fast::hash(&buf);
+    buf.extend_from_slice(&crc.to_le_bytes());
+    debug_assert!(buf.len() <= capacity);
+    Ok(buf)
+}
+
+/// Checks everything about a file and decrypts its body in place. `key` is the manager's key,
+/// if it has one.
+pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>) -> Result<Opened> {
+    check_crc(&buf)?;
+    let crc_at = buf.len() - CRC_LEN;
+    let header = parse_header(&buf[..crc_at], Some(buf.len() as u64))?;
+    if header.kind != expected_kind {
+        return Err(Error::WrongFileKind {
+            expected: expected_kind.id(),
+            found: header.kind.id(),
+        });
+    }
+    let sections = header.sections();
+    let associated_end = sections.metadata.end as usize;
+    let payload = sections.payload.start as usize..sections.payload.end as usize;
+
+    let body = if header.encrypted {
+        let key = key.ok_or(if cfg!(feature = "encryption") {
+            Error::KeyRequired
+        } else {
+            Error::FeatureDisabled {
+                feature: "encryption",
+            }
+        })?;
+        if payload.len() < TAG_LEN {
+            return Err(Error::malformed("encrypted payload shorter than its tag"));
+        }
+        let body = payload.start..payload.end - TAG_LEN;
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&buf[sections.nonce.start as usize..payload.start]);
+        let mut tag = [0u8; TAG_LEN];
+        tag.copy_from_slice(&buf[body.end..payload.end]);
+        let (head, rest) = buf.split_at_mut(body.start);
+        open_body(
+            key,
+            &nonce,
+            &head[..associated_end],
+            &mut rest[..body.len()],
+            &tag,
+        )?;
+        body
+    } else {
+        payload
+    };
+    let toc = parse_toc(&buf, body)?;
+    Ok(Opened { header, buf, toc })
+}
+
+#[cfg(feature = "encryption")]
+fn seal_body(
+    key: &Key,
+    nonce: &[u8; NONCE_LEN],
+    ad: &[u8],
+    body: &mut [u8],
+) -> Result<[u8; TAG_LEN]> {
+    key.seal(nonce, ad, body)
+}
+
+#[cfg(not(feature = "encryption"))]
+fn seal_body(key: &Key, _: &[u8; NONCE_LEN], _: &[u8], _: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+    match *key {}
+}
+
+#[cfg(feature = "encryption")]
+fn open_body(
+    key: &Key,
+    nonce: &[u8; NONCE_LEN],
+    ad: &[u8],
+    body: &mut [u8],
+    tag: &[u8; TAG_LEN],
+) -> Result<()> {
+    key.open(nonce, ad, body, tag)
+}
+
+/// Without the `encryption` feature there is never a key, so `open` stops at
+/// [`Error::FeatureDisabled`] before calling this.
+#[cfg(not(feature = "encryption"))]
+fn open_body(
+    key: &Key,
+    _: &[u8; NONCE_LEN],
+    _: &[u8],
+    _: &mut [u8],
+    _: &[u8; TAG_LEN],
+) -> Result<()> {
+    match *key {}
+}
+
+/// Checks a whole file's magic and its CRC32 trailer, and nothing else.
+///
+/// # Errors
+/// [`Error::NotASave`], [`Error::Malformed`] (too short) or [`Error::ChecksumMismatch`].
+pub fn check_crc(bytes: &[u8]) -> Result<()> {
+    check_magic(bytes)?;
+    if bytes.len() < HEADER_LEN + CRC_LEN {
+        return Err(Error::malformed(format!(
+            "truncated: {} bytes is shorter than the smallest save",
+            bytes.len()
+        )));
+    }
+    let crc_at = bytes.len() - CRC_LEN;
+    let expected = read_u32(bytes, crc_at);
+    let found = crc32fast::hash(&bytes[..crc_at]);
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
+/// How many leading bytes of a file [`parse_header`] needs, judging by its fixed header.
+///
+/// # Errors
+/// [`Error::NotASave`] or [`Error::Malformed`] when `prefix` cannot be the start of a save.
+pub fn header_len(prefix: &[u8]) -> Result<usize> {
+    check_magic(prefix)?;
+    if prefix.len() < HEADER_LEN {
+        return Err(Error::malformed("truncated inside the fixed header"));
+    }
+    let metadata_len = read_u32(prefix, OFF_METADATA_LEN) as usize;
+    if metadata_len > MAX_METADATA_LEN {
+        return Err(Error::malformed(format!(
+            "metadata length {metadata_len} is over the {MAX_METADATA_LEN}-byte cap"
+        )));
+    }
+    Ok(HEADER_LEN + metadata_len)
+}
+
+/// Parses the fixed header and metadata from the start of a file. When `file_len` is given, the
+/// lengths in the header must add up to it exactly. Nothing is decrypted and the CRC is not
+/// checked: this is what a load menu reads.
+///
+/// # Errors
+/// [`Error::NotASave`], [`Error::Malformed`], [`Error::UnsupportedFormat`],
+/// [`Error::UnknownFlags`], [`Error::UnknownCodec`] for a header that cannot be trusted.
+pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
+    let needed = header_len(bytes)?;
+    let format_version = read_u16(bytes, OFF_VERSION);
+    if format_version > FORMAT_VERSION {
+        return Err(Error::UnsupportedFormat {
+            found: format_version,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if format_version == 0 {
+        return Err(Error::malformed("format version 0"));
+    }
+    let flags = read_u16(bytes, OFF_FLAGS);
+    if flags & !FLAG_ENCRYPTED != 0 {
+        return Err(Error::UnknownFlags { flags });
+    }
+    let codec = Codec::from_id(bytes[OFF_CODEC])?;
+    let kind = FileKind::from_id(bytes[OFF_KIND])
+        .ok_or_else(|| Error::malformed(format!("unknown file kind {}", bytes[OFF_KIND])))?;
+    if bytes[OFF_RESERVED] != 0 {
+        return Err(Error::malformed("reserved header byte is not zero"));
+    }
+    let slot = SlotId::from_raw(bytes[OFF_SLOT_KIND], read_u32(bytes, OFF_SLOT))
+        .ok_or_else(|| Error::malformed("unknown slot kind"))?;
+    if bytes.len() < needed {
+        return Err(Error::malformed("truncated inside the metadata"));
+    }
+    let mut metadata = parse_metadata(&bytes[HEADER_LEN..needed])?;
+    let saved_at = millis_to_system_time(read_u64(bytes, OFF_SAVED_AT) as i64);
+    metadata.saved_at = Some(saved_at);
+    let header = Header {
+        format_version,
+        encrypted: flags & FLAG_ENCRYPTED != 0,
+        codec,
+        kind,
+        slot,
+        schema_version: read_u32(bytes, OFF_SCHEMA),
+        generation: read_u64(bytes, OFF_GENERATION),
+        saved_at,
+        metadata,
+        payload_len: read_u64(bytes, OFF_PAYLOAD_LEN),
+    };
+    if let Some(file_len) = file_len {
+        let expected = header.sections().crc.end;
+        if expected != file_len {
+            return Err(Error::malformed(format!(
+                "the header describes a {expected}-byte file but it is {file_len} bytes"
+            )));
+        }
+    }
+    Ok(header)
+}
+
+fn check_magic(bytes: &[u8]) -> Result<()> {
+    let n = bytes.len().min(MAGIC.len());
+    if bytes[..n] != MAGIC[..n] {
+        return Err(Error::NotASave);
+    }
+    if n < MAGIC.len() {
+        return Err(Error::malformed(format!(
+            "truncated: only {} bytes",
+            bytes.len()
+        )));
+    }
+    Ok(())
+}
+
+fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
+    let mut r = Reader::new(&buf[body.clone()], "table of contents");
+    let count = r.u32()? as usize;
+    if count > r.remaining() / MIN_TOC_ENTRY {
+        return Err(Error::malformed(format!(
+            "table of contents claims {count} entries, more than the body can hold"
+        )));
+    }
+    let mut raw = Vec::with_capacity(count);
+    for _ in 0..count {
+        let id_len = r.u16()? as usize;
+        let id = r.str(id_len)?;
+        let offset = r.u64()?;
+        let len = r.u64()?;
+        raw.push((id, offset, len));
+    }
+    let doc_start = body.start + r.position();
+    let doc_len = (body.end - doc_start) as u64;
+    let mut toc = Vec::with_capacity(count);
+    let mut previous: Option<&str> = None;
+    let mut previous_end = 0u64;
+    for (id, offset, len) in raw {
+        if id.is_empty() {
+            return Err(Error::malformed("empty memento id"));
+        }
+        if previous.is_some_and(|p| p >= id) {
+            return Err(Error::malformed(
+                "table of contents ids are not in ascending order",
+            ));
+        }
+        let end = offset
+            .checked_add(len)
+            .filter(|&end| offset >= previous_end && end <= doc_len)
+            .ok_or_else(|| Error::malformed(format!("memento {id:?} lies outside the document")))?;
+        toc.push(TocEntry {
+            id: id.to_owned(),
+            range: doc_start + offset as usize..doc_start + end as usize,
+        });
+        previous = Some(id);
+        previous_end = end;
+    }
+    Ok(toc)
+}
+
+/// Exact length of the metadata block for `m`.
+fn encoded_metadata_len(m: &Metadata) -> usize {
+    8 + 2
+        + m.label.len()
+        + 2
+        + m.app_version.len()
+        + 2
+        + m.user
+            .iter()
+            .map(|(k, v)| 6 + k.len() + v.len())
+            .sum::<usize>()
+        + 4
+        + m.thumbnail.as_ref().map_or(0, Vec::len)
+}
+
+fn write_metadata(buf: &mut Vec<u8>, m: &Metadata) -> Result<()> {
+    let playtime = u64::try_from(m.playtime.as_millis()).unwrap_or(u64::MAX);
+    buf.extend_from_slice(&playtime.to_le_bytes());
+    write_str16(buf, &m.label, "label")?;
+    write_str16(buf, &m.app_version, "app version")?;
+    buf.extend_from_slice(&len_u16(m.user.len())?.to_le_bytes());
+    for (k, v) in &m.user {
+        write_str16(buf, k, "user field key")?;
+        buf.extend_from_slice(&len_u32(v.len())?.to_le_bytes());
+        buf.extend_from_slice(v.as_bytes());
+    }
+    let thumbnail = m.thumbnail.as_deref().unwrap_or_default();
+    buf.extend_from_slice(&len_u32(thumbnail.len())?.to_le_bytes());
+    buf.extend_from_slice(thumbnail);
+    Ok(())
+}
+
+fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
+    let mut r = Reader::new(bytes, "metadata");
+    let playtime = Duration::from_millis(r.u64()?);
+    let label_len = r.u16()? as usize;
+    let label = r.str(label_len)?.to_owned();
+    let version_len = r.u16()? as usize;
+    let app_version = r.str(version_len)?.to_owned();
+    let count = r.u16()?;
+    let mut user = std::collections::BTreeMap::new();
+    for _ in 0..count {
+        let key_len = r.u16()? as usize;
+        let key = r.str(key_len)?.to_owned();
+        let value_len = r.u32()? as usize;
+        let value = r.str(value_len)?.to_owned();
+        if user.insert(key, value).is_some() {
+            return Err(Error::malformed("duplicate user field in metadata"));
+        }
+    }
+    let thumbnail_len = r.u32()? as usize;
+    let thumbnail = r.bytes(thumbnail_len)?;
+    let thumbnail = (!thumbnail.is_empty()).then(|| thumbnail.to_vec());
+    if r.remaining() != 0 {
+        return Err(Error::malformed("trailing bytes in metadata"));
+    }
+    Ok(Metadata {
+        label,
+        playtime,
+        app_version,
+        user,
+        thumbnail,
+        saved_at: None,
+    })
+}
+
+fn write_str16(buf: &mut Vec<u8>, s: &str, what: &str) -> Result<()> {
+    let len = u16::try_from(s.len()).map_err(|_| Error::Config {
+        reason: format!("{what} is {} bytes, over the 65535-byte cap", s.len()),
+    })?;
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(s.as_bytes());
+    Ok(())
+}
+
+fn len_u16(n: usize) -> Result<u16> {
+    u16::try_from(n).map_err(|_| Error::Config {
+        reason: format!("{n} is too many for a 16-bit length"),
+    })
+}
+
+fn len_u32(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::Config {
+        reason: format!("{n} is too many for a 32-bit length"),
+    })
+}
+
+fn system_time_to_millis(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
+    }
+}
+
+fn millis_to_system_time(ms: i64) -> SystemTime {
+    let magnitude = Duration::from_millis(ms.unsigned_abs());
+    let t = if ms >= 0 {
+        UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        UNIX_EPOCH.checked_sub(magnitude)
+    };
+    t.unwrap_or(UNIX_EPOCH)
+}
+
+fn read_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn read_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// A bounds-checked little-endian reader; every read past the end is a typed error.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    what: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn new(bytes: &'a [u8], what: &'static str) -> Self {
+        Reader {
+            bytes,
+            pos: 0,
+            what,
+        }
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(Error::malformed(format!("truncated {}", self.what)));
+        }
+        let out = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    fn str(&mut self, n: usize) -> Result<&'a str> {
+        let what = self.what;
+        std::str::from_utf8(self.bytes(n)?)
+            .map_err(|_| Error::malformed(format!("invalid UTF-8 in the {what}")))
+    }
+
+    fn u16(&mut self) -> Result<u16> {
+        Ok(read_u16(self.bytes(2)?, 0))
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        Ok(read_u32(self.bytes(4)?, 0))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        Ok(read_u64(self.bytes(8)?, 0))
+    }
+}

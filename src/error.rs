@@ -1,0 +1,259 @@
+//! The one error type of the crate.
+//!
+//! Every fallible function returns [`Result`]. Variants are structured: they say what went wrong
+//! and where (a path, a slot, a memento id), so a game can show a useful message and a tool can
+//! tell the kinds apart. Errors from foreign crates (serde_json, rmp-serde) are boxed, so their
+//! types never become part of this crate's API.
+
+use std::path::PathBuf;
+
+use crate::slot::SlotId;
+
+/// A boxed error from a foreign crate (a codec, usually).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// `Result` with this crate's [`Error`] as the default error type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong while saving or loading.
+///
+/// The variants fall into a few families:
+///
+/// - **I/O:** [`Error::Io`], [`Error::TooLarge`]. Always carry the path.
+/// - **Damaged file** (disk corruption, truncation, a file that is not a save):
+///   [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`]. Loading falls back
+///   to a backup copy on these; see [`Error::is_corruption`].
+/// - **Refused on purpose:** [`Error::UnsupportedFormat`], [`Error::NewerSchema`],
+///   [`Error::UnknownCodec`], [`Error::UnknownFlags`], [`Error::SlotMismatch`]. A newer file is
+///   never overwritten.
+/// - **Keys:** [`Error::KeyRequired`], [`Error::Decrypt`] (a wrong key or a tampered file; it
+///   deliberately says nothing more).
+/// - **Content:** [`Error::MissingMemento`], [`Error::Encode`], [`Error::Decode`],
+///   [`Error::InvalidId`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O error on `path`.
+    #[error("I/O error on {}: {source}", path.display())]
+    Io {
+        /// The file or folder the operation was about.
+        path: PathBuf,
+        /// The error the operating system gave.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A file is larger than the configured size cap; it was not read.
+    #[error("{} is {size} bytes, over the {limit}-byte cap", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        limit: u64,
+    },
+
+    /// The slot has no save at all (no primary file and no backup).
+    #[error("slot {slot} is empty")]
+    SlotEmpty {
+        /// The slot that was asked for.
+        slot: SlotId,
+    },
+
+    /// The bytes do not start with the save-file magic: not a save, or damaged beyond
+    /// recognition (for example zeroed, or mangled by a text-mode transfer).
+    #[error("not a savegame file (bad magic bytes)")]
+    NotASave,
+
+    /// The CRC32 at the end of the file does not match its contents: the file was damaged on
+    /// disk or in transit (not a wrong key).
+    #[error(
+        "checksum mismatch: the file is corrupt (stored {expected:#010x}, computed {found:#010x})"
+    )]
+    ChecksumMismatch {
+        /// The CRC32 stored in the file.
+        expected: u32,
+        /// The CRC32 computed over the bytes read.
+        found: u32,
+    },
+
+    /// The file's structure is inconsistent (a length that does not fit, a truncated field,
+    /// trailing bytes, a bad table of contents).
+    #[error("malformed save file: {reason}")]
+    Malformed {
+        /// What is inconsistent.
+        reason: String,
+    },
+
+    /// The file was written with a newer format version than this library reads.
+    #[error("save format version {found} is newer than the supported version {supported}")]
+    UnsupportedFormat {
+        /// The format version in the file.
+        found: u16,
+        /// The newest format version this library reads.
+        supported: u16,
+    },
+
+    /// The save was written by a newer version of the game (a newer schema version). It is
+    /// refused, and never overwritten by a save or an autosave.
+    #[error("save schema version {found} is newer than this game's version {supported}")]
+    NewerSchema {
+        /// The schema version in the file.
+        found: u32,
+        /// The game's current schema version.
+        supported: u32,
+    },
+
+    /// The file names a codec this library does not know.
+    #[error("unknown codec id {id}")]
+    UnknownCodec {
+        /// The codec byte in the file.
+        id: u8,
+    },
+
+    /// The file sets flag bits this library does not know.
+    #[error("unknown flags {flags:#06x}")]
+    UnknownFlags {
+        /// The flags field of the file.
+        flags: u16,
+    },
+
+    /// The file is not the kind of file that was expected (for example a replay where a save
+    /// was expected).
+    #[error("unexpected file kind {found} (expected {expected})")]
+    WrongFileKind {
+        /// The kind byte that was expected.
+        expected: u8,
+        /// The kind byte in the file.
+        found: u8,
+    },
+
+    /// The file belongs to another slot (for example two slot files swapped on disk).
+    #[error("the file belongs to slot {found}, not slot {expected}")]
+    SlotMismatch {
+        /// The slot that was being loaded.
+        expected: SlotId,
+        /// The slot recorded in the file's header.
+        found: SlotId,
+    },
+
+    /// The save is encrypted and no key was configured.
+    #[error("the save is encrypted and no key was given")]
+    KeyRequired,
+
+    /// The save could not be decrypted: the key is wrong or the file was tampered with.
+    /// Deliberately says nothing more.
+    #[error("could not decrypt")]
+    Decrypt,
+
+    /// The file needs a feature that this build of the library leaves out.
+    #[error("this build of savegame lacks the `{feature}` feature needed for this file")]
+    FeatureDisabled {
+        /// The Cargo feature that is missing.
+        feature: &'static str,
+    },
+
+    /// The snapshot holds no memento for this originator id.
+    #[error("the snapshot has no memento for id {id:?}")]
+    MissingMemento {
+        /// The id that was asked for.
+        id: String,
+    },
+
+    /// An originator id is unusable (empty, or too long).
+    #[error("invalid memento id {id:?}: {reason}")]
+    InvalidId {
+        /// The id.
+        id: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+
+    /// A memento could not be encoded.
+    #[error("could not encode memento {id:?}: {source}")]
+    Encode {
+        /// The originator id.
+        id: String,
+        /// The codec's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// A memento could not be decoded (its bytes do not match the memento type, or they break a
+    /// decode limit such as the nesting depth).
+    #[error("could not decode memento {id:?}: {source}")]
+    Decode {
+        /// The originator id.
+        id: String,
+        /// The codec's error.
+        #[source]
+        source: BoxError,
+    },
+
+    /// An originator refused a memento in `restore_memento` (see [`Error::rejected`]).
+    #[error("memento rejected: {reason}")]
+    Rejected {
+        /// The originator's reason.
+        reason: String,
+    },
+
+    /// The manager or a storage was configured wrongly.
+    #[error("configuration error: {reason}")]
+    Config {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// Every copy of a slot (the primary file and each backup) is damaged.
+    #[error(
+        "slot {slot}: every copy is damaged ({copies} tried); the primary failed with: {primary}"
+    )]
+    AllCopiesDamaged {
+        /// The slot.
+        slot: SlotId,
+        /// How many files were tried.
+        copies: usize,
+        /// Why the primary file failed.
+        primary: Box<Error>,
+    },
+}
+
+impl Error {
+    /// Is this a sign of a damaged file (corruption, truncation, garbage)? Loading falls back to
+    /// a backup on these, and only on these: a wrong key or a newer save is never "repaired" by
+    /// silently loading an older copy.
+    #[must_use]
+    pub fn is_corruption(&self) -> bool {
+        matches!(
+            self,
+            Error::NotASave
+                | Error::ChecksumMismatch { .. }
+                | Error::Malformed { .. }
+                | Error::TooLarge { .. }
+                | Error::AllCopiesDamaged { .. }
+        )
+    }
+
+    /// The error an [`Originator`](crate::Originator) returns from `restore_memento` when a
+    /// memento is unacceptable (a value out of range, a reference to nothing).
+    #[must_use]
+    pub fn rejected(reason: impl Into<String>) -> Self {
+        Error::Rejected {
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn malformed(reason: impl Into<String>) -> Self {
+        Error::Malformed {
+            reason: reason.into(),
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Save and load game state: memento snapshots, sealed slot files, crash-safe storage.
+//!
+//! # Which type do I want?
+//!
+//! | you want to | use |
+//! |---|---|
+//! | make a game object saveable | implement [`Originator`] (a memento type, create, restore) |
+//! | collect the state of many objects into one save | [`Snapshot`]: [`capture`](Snapshot::capture) each, [`restore`](Snapshot::restore) each |
+//! | save to numbered slots, load them, show a load menu | [`SaveLoadManager`], built with [`SaveLoadManager::builder`] |
+//! | name a slot | [`SlotId`] |
+//! | show a load menu | [`SaveLoadManager::list`] → [`SlotInfo`] |
+//! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
+//! | pick JSON or MessagePack | [`Codec`] |
+//! | keep saves somewhere other than files | implement [`storage::Storage`] |
+//! | test your game's saving against crashes and full disks | [`storage::SimFs`] under [`storage::FsStorage`] |
+//!
+//! ```
+//! use savegame::{Codec, Originator, SaveLoadManager, SlotId};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Default, PartialEq)]
+//! struct Player { health: u32, x: f32, y: f32 }
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct PlayerMemento { health: u32, pos: (f32, f32) }
+//!
+//! impl Originator for Player {
+//!     type Memento = PlayerMemento;
+//!     fn create_memento(&self) -> PlayerMemento {
+//!         PlayerMemento { health: self.health, pos: (self.x, self.y) }
+//!     }
+//!     fn restore_memento(&mut self, m: PlayerMemento) -> savegame::Result<()> {
+//!         (self.health, self.x, self.y) = (m.health, m.pos.0, m.pos.1);
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let dir = tempfile::tempdir()?;
+//! let manager = SaveLoadManager::builder()
+//!     .directory(dir.path()) // or .app("com", "Studio", "Game") for the platform's data folder
+//!     .codec(Codec::MessagePack)
+//!     .build()?;
+//!
+//! let player = Player { health: 80, x: 1.5, y: -2.0 };
+//! let mut snapshot = manager.snapshot().with_label("Level 3");
+//! snapshot.capture("player", &player)?;
+//! manager.save(SlotId::Numbered(3), &snapshot)?;
+//!
+//! let loaded = manager.load(SlotId::Numbered(3))?;
+//! let mut restored = Player::default();
+//! loaded.snapshot.restore("player", &mut restored)?;
+//! assert_eq!(restored, player);
+//! # Ok::<(), savegame::Error>(())
+//! ```
+//!
+//! # Features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `json` | yes | [`Codec::Json`] (serde_json) |
+//! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
+//! | `encryption` | yes | [`Key`] and AES-256-GCM sealing (aes-gcm, zeroize, getrandom) |
+//!
+//! # Design
+//!
+//! - **Mementos are opaque.** An [`Originator`] chooses its memento type; a [`Snapshot`]
+//!   encodes it on capture and stores bytes. Restoring one originator decodes only its memento.
+//!   A loaded snapshot's mementos are ranges of the file's buffer: nothing is copied.
+//! - **One file per save.** A header (readable without the key), metadata for the load menu,
+//!   the encrypted body, a CRC32. The byte layout is in `docs/format.md` and at the top of the
+//!   `envelope` module.
+//! - **Crash-safe writes.** A save is written to a temporary file, fsynced, the previous save is
+//!   hard-linked as a backup, the temporary file is renamed over the slot file, and the folder
+//!   is fsynced. A crash at any point leaves the old save or the new one. `save()` returning
+//!   `Ok` means the data is on disk. An advisory lock keeps two savers of one slot (threads or
+//!   processes) from interleaving.
+//! - **Backups.** The previous sound save of each slot is kept (`backups(n)` keeps n). A load
+//!   whose primary file is missing or damaged falls back to the newest sound backup and says so
+//!   in its [`LoadReport`]. A damaged file is never rotated into the backups.
+//! - **Storage is a trait.** Nothing outside [`storage`] touches `std::fs`.
+//!
+//! **Limits.** Atomicity rests on `rename` being atomic and on fsync doing what it says; on
+//! Windows the folder cannot be fsynced, and durability of the rename rests on NTFS's journal.
+//! On file systems without hard links, the backup is a copy (slower, equally safe).
+//!
+//! # Security
+//!
+//! - **Integrity:** every file ends with a CRC32 of all its bytes; damage is reported as
+//!   [`Error::ChecksumMismatch`], [`Error::Malformed`] or [`Error::NotASave`], never as a
+//!   silently wrong game.
+//! - **Encryption:** AES-256-GCM with a fresh 96-bit nonce from the OS random number generator
+//!   for every save. The header and metadata are associated data, so editing them, or moving a
+//!   file to another slot, makes it fail to open. A wrong key is [`Error::Decrypt`], which
+//!   deliberately says nothing more. A [`Key`] is zeroized on drop and never printed.
+//! - **A key embedded in a game is obfuscation, not secrecy.** It stops casual edits and makes
+//!   tampering detectable; it does not stop a player who extracts the key from the binary.
+//! - **Hostile files:** a file over the size cap is refused before it is read; every length in
+//!   a file is checked against the bytes present before anything is allocated for it; decoding
+//!   is capped at [`codec::MAX_DEPTH`] levels of nesting. No input makes the library panic.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod codec;
+#[cfg(feature = "encryption")]
+#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+pub mod crypto;
+pub mod envelope;
+mod error;
+mod manager;
+mod originator;
+pub mod slot;
+mod snapshot;
+pub mod storage;
+
+pub use codec::Codec;
+#[cfg(feature = "encryption")]
+#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+pub use crypto::Key;
+pub use envelope::Header;
+pub use error::{BoxError, Error, Result};
+pub use manager::{LoadReport, Loaded, ManagerBuilder, SaveLoadManager, SaveReport};
+pub use originator::Originator;
+pub use slot::{SlotId, SlotInfo, SlotStatus};
+pub use snapshot::{Metadata, Snapshot};
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

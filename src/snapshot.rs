@@ -1,0 +1,490 @@
+//! Snapshots: the caretaker's bag of opaque mementos, keyed by originator id, with metadata.
+//!
+//! A [`Snapshot`] is where type erasure happens. [`Snapshot::capture`] asks an originator for its
+//! memento and encodes it at once with the snapshot's codec; from then on the snapshot holds only
+//! bytes, and never looks inside them. [`Snapshot::restore`] decodes one memento and hands it to
+//! one originator. Capturing or restoring one originator never encodes or decodes another.
+//!
+//! A snapshot loaded from a file shares the file's buffer: its mementos are ranges of that
+//! buffer, so a load copies nothing. Cloning a snapshot is cheap (the bytes are shared).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::codec::Codec;
+use crate::envelope::{MAX_ID_LEN, Opened};
+use crate::error::{Error, Result};
+use crate::originator::Originator;
+
+/// What a load menu shows about a save, stored in the file's header where it can be read
+/// without decrypting anything.
+///
+/// Keep it small: the whole block (with the thumbnail) is capped at 4 MiB, and every
+/// [`list`](crate::SaveLoadManager::list) reads it for every slot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Metadata {
+    /// What the menu calls the save ("Level 3", "Before the boss"). At most 65,535 bytes.
+    pub label: String,
+    /// How long the player has played (stored with millisecond precision).
+    pub playtime: Duration,
+    /// The version of the game that wrote the save ("1.4.2"). At most 65,535 bytes.
+    pub app_version: String,
+    /// A small map of the game's own fields (chapter, difficulty, character name).
+    pub user: BTreeMap<String, String>,
+    /// A small image for the menu (PNG or whatever the game uses; the bytes are opaque).
+    pub thumbnail: Option<Vec<u8>>,
+    /// When the save was written. Set by the manager when it saves (any value here is replaced
+    /// by the clock) and filled in when a save is loaded.
+    pub saved_at: Option<SystemTime>,
+}
+
+/// The encoded bytes of one memento: a range of a shared buffer.
+#[derive(Clone)]
+struct Blob {
+    buf: Arc<Vec<u8>>,
+    range: Range<usize>,
+}
+
+impl Blob {
+    fn owned(bytes: Vec<u8>) -> Self {
+        let range = 0..bytes.len();
+        Blob {
+            buf: Arc::new(bytes),
+            range,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[self.range.clone()]
+    }
+}
+
+/// A set of mementos keyed by originator id, plus [`Metadata`]: what a save file holds.
+///
+/// ```
+/// use savegame::{Codec, Originator, Snapshot};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Default)]
+/// struct Player { health: u32 }
+///
+/// #[derive(Serialize, Deserialize)]
+/// struct PlayerMemento { health: u32 }
+///
+/// impl Originator for Player {
+///     type Memento = PlayerMemento;
+///     fn create_memento(&self) -> PlayerMemento { PlayerMemento { health: self.health } }
+///     fn restore_memento(&mut self, m: PlayerMemento) -> savegame::Result<()> {
+///         self.health = m.health;
+///         Ok(())
+///     }
+/// }
+///
+/// let mut snapshot = Snapshot::new(Codec::MessagePack).with_label("Level 3");
+/// snapshot.capture("player", &Player { health: 80 })?;
+///
+/// let mut restored = Player::default();
+/// snapshot.restore("player", &mut restored)?;
+/// assert_eq!(restored.health, 80);
+/// # Ok::<(), savegame::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Snapshot {
+    codec: Codec,
+    metadata: Metadata,
+    mementos: BTreeMap<String, Blob>,
+}
+
+impl Snapshot {
+    /// An empty snapshot whose mementos will be encoded with `codec`.
+    #[must_use]
+    pub fn new(codec: Codec) -> Self {
+        Snapshot {
+            codec,
+            metadata: Metadata::default(),
+            mementos: BTreeMap::new(),
+        }
+    }
+
+    /// The codec of this snapshot's mementos; a save writes the file with it.
+    #[must_use]
+    pub fn codec(&self) -> Codec {
+        self.codec
+    }
+
+    /// Asks `originator` for its memento and stores it, encoded, under `id`.
+    ///
+    /// Capturing an id that is already present **replaces** its memento: the last capture wins,
+    /// and the snapshot never holds two mementos for one id.
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`] for an empty id or one over 1,024 bytes; [`Error::Encode`] if the
+    /// codec cannot encode the memento (JSON, for example, cannot write a map whose keys are
+    /// structs). On error the snapshot is unchanged.
+    pub fn capture<O: Originator + ?Sized>(&mut self, id: &str, originator: &O) -> Result<()> {
+        self.capture_memento(id, &originator.create_memento())
+    }
+
+    /// Stores `memento` under `id`, as [`capture`](Self::capture) does with an originator's.
+    ///
+    /// # Errors
+    /// As for [`capture`](Self::capture).
+    pub fn capture_memento<M: Serialize + ?Sized>(&mut self, id: &str, memento: &M) -> Result<()> {
+        check_id(id)?;
+        let bytes = self.codec.encode(memento).map_err(|e| e.encoding(id))?;
+        self.mementos.insert(id.to_owned(), Blob::owned(bytes));
+        Ok(())
+    }
+
+    /// Decodes the memento stored under `id` and hands it to `originator`. No other memento is
+    /// decoded.
+    ///
+    /// # Errors
+    /// [`Error::MissingMemento`] if there is none; [`Error::Decode`] if its bytes do not decode
+    /// as `O::Memento`; whatever the originator's `restore_memento` returns. The originator is
+    /// only called with a fully decoded memento.
+    pub fn restore<O: Originator + ?Sized>(&self, id: &str, originator: &mut O) -> Result<()> {
+        let memento = self.memento::<O::Memento>(id)?;
+        originator.restore_memento(memento)
+    }
+
+    /// Decodes the memento stored under `id` without an originator.
+    ///
+    /// # Errors
+    /// [`Error::MissingMemento`] or [`Error::Decode`], as for [`restore`](Self::restore).
+    pub fn memento<M: DeserializeOwned>(&self, id: &str) -> Result<M> {
+        let blob = self
+            .mementos
+            .get(id)
+            .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?;
+        self.codec.decode(blob.bytes()).map_err(|e| e.decoding(id))
+    }
+
+    /// The encoded bytes of the memento under `id`, in the snapshot's codec.
+    #[must_use]
+    pub fn raw(&self, id: &str) -> Option<&[u8]> {
+        self.mementos.get(id).map(Blob::bytes)
+    }
+
+    /// Stores already-encoded memento bytes under `id`. The bytes must be one complete value
+    /// in the snapshot's codec; they are checked when decoded, not here.
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`], as for [`capture`](Self::capture).
+    pub fn insert_raw(&mut self, id: &str, bytes: Vec<u8>) -> Result<()> {
+        check_id(id)?;
+        self.mementos.insert(id.to_owned(), Blob::owned(bytes));
+        Ok(())
+    }
+
+    /// The ids of the stored mementos, in ascending order.
+    pub fn ids(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.mementos.keys().map(String::as_str)
+    }
+
+    /// Is there a memento under `id`?
+    #[must_use]
+    pub fn contains(&self, id: &str) -> bool {
+        self.mementos.contains_key(id)
+    }
+
+    /// Removes the memento under `id`; returns whether there was one.
+    pub fn remove(&mut self, id: &str) -> bool {
+        self.mementos.remove(id).is_some()
+    }
+
+    /// How many mementos the snapshot holds.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.mementos.len()
+    }
+
+    /// Does the snapshot hold no memento?
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.mementos.is_empty()
+    }
+
+    /// Total size of the encoded mementos in bytes.
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        self.mementos.values().map(|b| b.range.len()).sum()
+    }
+
+    /// The snapshot's metadata.
+    #[must_use]
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+
+    /// The snapshot's metadata, to change.
+    pub fn metadata_mut(&mut self) -> &mut Metadata {
+        &mut self.metadata
+    }
+
+    /// Sets the label the load menu shows.
+    #[must_use]
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.metadata.label = label.into();
+        self
+    }
+
+    /// Sets the playtime the load menu shows.
+    #[must_use]
+    pub fn with_playtime(mut self, playtime: Duration) -> Self {
+        self.metadata.playtime = playtime;
+        self
+    }
+
+    /// Sets the version of the game that writes the save.
+    #[must_use]
+    pub fn with_app_version(mut self, version: impl Into<String>) -> Self {
+        self.metadata.app_version = version.into();
+        self
+    }
+
+    /// Adds one of the game's own metadata fields.
+    #[must_use]
+    pub fn with_user_field(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.user.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets the thumbnail the load menu shows.
+    #[must_use]
+    pub fn with_thumbnail(mut self, image: Vec<u8>) -> Self {
+        self.metadata.thumbnail = Some(image);
+        self
+    }
+
+    /// `(id, encoded memento)` pairs in ascending id order, for writing a file.
+    pub(crate) fn entries(&self) -> Vec<(&str, &[u8])> {
+        self.mementos
+            .iter()
+            .map(|(id, blob)| (id.as_str(), blob.bytes()))
+            .collect()
+    }
+
+    /// The snapshot a checked file holds; its mementos share the file's buffer.
+    pub(crate) fn from_opened(opened: Opened) -> Self {
+        let Opened { header, buf, toc } = opened;
+        let buf = Arc::new(buf);
+        let mementos = toc
+            .into_iter()
+            .map(|entry| {
+                let blob = Blob {
+                    buf: Arc::clone(&buf),
+                    range: entry.range,
+                };
+                (entry.id, blob)
+            })
+            .collect();
+        Snapshot {
+            codec: header.codec,
+            metadata: header.metadata,
+            mementos,
+        }
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sizes: BTreeMap<&str, usize> = self
+            .mementos
+            .iter()
+            .map(|(id, b)| (id.as_str(), b.range.len()))
+            .collect();
+        f.debug_struct("Snapshot")
+            .field("codec", &self.codec)
+            .field("metadata", &self.metadata)
+            .field("memento_sizes", &sizes)
+            .finish()
+    }
+}
+
+/// Two snapshots are equal when they have the same codec, metadata and memento bytes.
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Self) -> bool {
+        self.codec == other.codec
+            && self.metadata == other.metadata
+            && self.mementos.len() == other.mementos.len()
+            && self
+                .mementos
+                .iter()
+                .zip(&other.mementos)
+                .all(|((a, x), (b, y))| a == b && x.bytes() == y.bytes())
+    }
+}
+
+fn check_id(id: &str) -> Result<()> {
+    let reason = if id.is_empty() {
+        "ids must not be empty"
+    } else if id.len() > MAX_ID_LEN {
+        "ids are at most 1024 bytes"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidId {
+        id: id.chars().take(64).collect(),
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::{Deserialize, Serialize};
+
+    use super::*;
+
+    #[derive(Debug, Default, PartialEq)]
+    struct Counter {
+        value: i32,
+        restores: u32,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct CounterMemento {
+        value: i32,
+    }
+
+    impl Originator for Counter {
+        type Memento = CounterMemento;
+        fn create_memento(&self) -> CounterMemento {
+            CounterMemento { value: self.value }
+        }
+        fn restore_memento(&mut self, m: CounterMemento) -> Result<()> {
+            if m.value < 0 {
+                return Err(Error::rejected("negative counter"));
+            }
+            self.value = m.value;
+            self.restores += 1;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn capturing_an_id_twice_replaces_the_memento() {
+        for codec in [Codec::Json, Codec::MessagePack] {
+            let mut s = Snapshot::new(codec);
+            s.capture(
+                "c",
+                &Counter {
+                    value: 1,
+                    restores: 0,
+                },
+            )
+            .unwrap();
+            s.capture(
+                "c",
+                &Counter {
+                    value: 2,
+                    restores: 0,
+                },
+            )
+            .unwrap();
+            assert_eq!(s.len(), 1);
+            let mut c = Counter::default();
+            s.restore("c", &mut c).unwrap();
+            assert_eq!(c.value, 2);
+        }
+    }
+
+    #[test]
+    fn restoring_a_missing_id_is_a_typed_error_and_leaves_the_originator_alone() {
+        let s = Snapshot::new(Codec::Json);
+        let mut c = Counter {
+            value: 7,
+            restores: 0,
+        };
+        let err = s.restore("nobody", &mut c).unwrap_err();
+        assert!(matches!(err, Error::MissingMemento { ref id } if id == "nobody"));
+        assert_eq!(
+            c,
+            Counter {
+                value: 7,
+                restores: 0
+            }
+        );
+    }
+
+    #[test]
+    fn restoring_one_originator_does_not_decode_the_others() {
+        let mut s = Snapshot::new(Codec::MessagePack);
+        s.capture(
+            "good",
+            &Counter {
+                value: 3,
+                restores: 0,
+            },
+        )
+        .unwrap();
+        // Bytes that decode as nothing at all: only a decode of "broken" would notice.
+        s.insert_raw("broken", vec![0xc1]).unwrap();
+        let mut c = Counter::default();
+        s.restore("good", &mut c).unwrap();
+        assert_eq!(c.value, 3);
+        let err = s.restore("broken", &mut c).unwrap_err();
+        assert!(
+            matches!(err, Error::Decode { ref id, .. } if id == "broken"),
+            "{err}"
+        );
+        assert_eq!(c.value, 3, "a failed decode must not touch the originator");
+    }
+
+    #[test]
+    fn originators_can_reject_a_memento() {
+        let mut s = Snapshot::new(Codec::Json);
+        s.capture_memento("c", &CounterMemento { value: -1 })
+            .unwrap();
+        let err = s.restore("c", &mut Counter::default()).unwrap_err();
+        assert!(matches!(err, Error::Rejected { .. }), "{err}");
+    }
+
+    #[test]
+    fn ids_are_validated_and_listed_in_order() {
+        let mut s = Snapshot::new(Codec::Json);
+        assert!(matches!(
+            s.capture("", &Counter::default()),
+            Err(Error::InvalidId { .. })
+        ));
+        assert!(matches!(
+            s.capture(&"x".repeat(MAX_ID_LEN + 1), &Counter::default()),
+            Err(Error::InvalidId { .. })
+        ));
+        s.capture(&"x".repeat(MAX_ID_LEN), &Counter::default())
+            .unwrap();
+        s.capture("b", &Counter::default()).unwrap();
+        s.capture("a", &Counter::default()).unwrap();
+        assert_eq!(s.ids().take(2).collect::<Vec<_>>(), ["a", "b"]);
+        assert!(s.contains("a"));
+        assert!(s.remove("a"));
+        assert!(!s.remove("a"));
+        assert!(!s.contains("a"));
+        assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn encoding_failures_are_typed_and_leave_the_snapshot_unchanged() {
+        use std::collections::HashMap;
+        #[derive(Serialize, PartialEq, Eq, Hash)]
+        struct Key {
+            a: u8,
+        }
+        let mut s = Snapshot::new(Codec::Json);
+        let mut bad = HashMap::new();
+        bad.insert(Key { a: 1 }, 1);
+        let err = s.capture_memento("bad", &bad).unwrap_err();
+        assert!(
+            matches!(err, Error::Encode { ref id, .. } if id == "bad"),
+            "{err}"
+        );
+        assert!(s.is_empty());
+    }
+}

@@ -1,0 +1,579 @@
+//! [`SimFs`]: a simulated file system for crash and fault tests.
+//!
+//! It models what a real file system promises and no more:
+//!
+//! - A file's data is durable only after `fsync` of the file. Until then a crash may drop the
+//!   unsynced bytes, keep them, keep half of them (a torn write), or leave zeros in their place.
+//! - Creations, renames, links and removals are durable only after `fsync` of the folder. Until
+//!   then a crash keeps some prefix of them, in order (as a journaling file system does).
+//!
+//! Every mutating operation is logged ([`SimFs::ops`]). [`SimFs::crash_images`] rebuilds the
+//! file system as it could be after a crash right after any number of those operations, in
+//! every combination of the outcomes above. [`SimFs::inject`] makes an operation fail with a
+//! full disk or an I/O error, once or from then on.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::LockTable;
+use super::fs::{FileSystem, WriteFile};
+use crate::storage::StorageLock;
+
+/// A mutating file operation, as [`SimFs`] logs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Op {
+    /// A file was created (or truncated) for writing.
+    Create(PathBuf),
+    /// Bytes were appended to a file (named by the path it was created at).
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// How many bytes.
+        len: usize,
+    },
+    /// A file was fsynced.
+    Sync(PathBuf),
+    /// A rename.
+    Rename {
+        /// Old name.
+        from: PathBuf,
+        /// New name (replaced if it existed).
+        to: PathBuf,
+    },
+    /// A hard link.
+    Link {
+        /// Existing name.
+        from: PathBuf,
+        /// New name.
+        to: PathBuf,
+    },
+    /// A file was removed.
+    Remove(PathBuf),
+    /// A folder was fsynced.
+    SyncDir(PathBuf),
+}
+
+/// What a crash does to data written but not fsynced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DataLoss {
+    /// Unsynced bytes are gone.
+    Dropped,
+    /// The first half of the unsynced bytes made it (a torn write).
+    Torn,
+    /// The file has its full length but the unsynced part reads as zeros.
+    Zeroed,
+    /// Every byte made it.
+    Kept,
+}
+
+/// One state the file system could be in after a crash.
+#[derive(Debug, Clone)]
+pub struct CrashImage {
+    /// The file system after the crash (everything in it is durable).
+    pub fs: SimFs,
+    /// How many of the folder operations pending at the crash were kept.
+    pub entries_kept: usize,
+    /// How many folder operations were pending at the crash.
+    pub entries_pending: usize,
+    /// What happened to unsynced data.
+    pub data: DataLoss,
+}
+
+/// Which error an injected fault gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FaultKind {
+    /// The disk is full (ENOSPC).
+    NoSpace,
+    /// The device failed (EIO).
+    Io,
+}
+
+/// How long an injected fault lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FaultMode {
+    /// Only the operation at the given index fails.
+    Once,
+    /// Every mutating operation from the given index on fails, except removing a file, which
+    /// frees space and is allowed (as on a real file system that is full).
+    FromThenOn,
+}
+
+/// A fault to inject: the mutating operation that would be logged at index `at` fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fault {
+    /// Index in [`SimFs::ops`] of the first operation to fail.
+    pub at: usize,
+    /// The error.
+    pub kind: FaultKind,
+    /// Once or from then on.
+    pub mode: FaultMode,
+}
+
+/// A simulated, in-memory file system for crash and fault tests; clones share one state.
+/// See the [module docs](self).
+#[derive(Debug, Clone, Default)]
+pub struct SimFs {
+    state: Arc<Mutex<State>>,
+    locks: Arc<LockTable>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    model: Model,
+    /// Every change, in order: logged operations (with their public form) and planted files
+    /// (without one).
+    log: Vec<(Option<Op>, Internal)>,
+    faults: Vec<Fault>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Model {
+    inodes: Vec<Inode>,
+    live: BTreeMap<PathBuf, usize>,
+    durable: BTreeMap<PathBuf, usize>,
+    pending: Vec<NsOp>,
+    dirs: BTreeSet<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Inode {
+    data: Vec<u8>,
+    synced: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+enum NsOp {
+    Link(PathBuf, usize),
+    Unlink(PathBuf),
+    Rename(PathBuf, PathBuf),
+}
+
+/// An operation as it is replayed: files by inode, so replay does not depend on names.
+#[derive(Debug, Clone)]
+enum Internal {
+    Create(PathBuf),
+    Write(usize, Vec<u8>),
+    Sync(usize),
+    Rename(PathBuf, PathBuf),
+    Link(PathBuf, PathBuf),
+    Remove(PathBuf),
+    SyncDir,
+    /// A test planted a durable file.
+    Plant(PathBuf, Vec<u8>),
+    /// A test deleted a file durably.
+    Unplant(PathBuf),
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{}: no such file", path.display()),
+    )
+}
+
+impl NsOp {
+    fn apply(&self, names: &mut BTreeMap<PathBuf, usize>) {
+        match self {
+            NsOp::Link(path, inode) => {
+                names.insert(path.clone(), *inode);
+            }
+            NsOp::Unlink(path) => {
+                names.remove(path);
+            }
+            NsOp::Rename(from, to) => {
+                if let Some(inode) = names.remove(from) {
+                    names.insert(to.clone(), inode);
+                }
+            }
+        }
+    }
+}
+
+impl Model {
+    fn namespace(&mut self, op: NsOp) {
+        op.apply(&mut self.live);
+        self.pending.push(op);
+    }
+
+    fn inode_of(&self, path: &Path) -> io::Result<usize> {
+        self.live.get(path).copied().ok_or_else(|| not_found(path))
+    }
+
+    /// Applies `op`; on error nothing changed. Returns the new inode for `Create`.
+    fn apply(&mut self, op: &Internal) -> io::Result<usize> {
+        match op {
+            Internal::Create(path) => {
+                self.inodes.push(Inode::default());
+                let inode = self.inodes.len() - 1;
+                self.namespace(NsOp::Link(path.clone(), inode));
+                return Ok(inode);
+            }
+            Internal::Write(inode, data) => self.inodes[*inode].data.extend_from_slice(data),
+            Internal::Sync(inode) => {
+                let node = &mut self.inodes[*inode];
+                node.synced.clone_from(&node.data);
+            }
+            Internal::Rename(from, to) => {
+                self.inode_of(from)?;
+                self.namespace(NsOp::Rename(from.clone(), to.clone()));
+            }
+            Internal::Link(from, to) => {
+                let inode = self.inode_of(from)?;
+                if self.live.contains_key(to) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        format!("{}: file exists", to.display()),
+                    ));
+                }
+                self.namespace(NsOp::Link(to.clone(), inode));
+            }
+            Internal::Remove(path) => {
+                self.inode_of(path)?;
+                self.namespace(NsOp::Unlink(path.clone()));
+            }
+            Internal::SyncDir => {
+                for op in self.pending.drain(..) {
+                    op.apply(&mut self.durable);
+                }
+            }
+            Internal::Plant(path, bytes) => {
+                self.inodes.push(Inode {
+                    data: bytes.clone(),
+                    synced: bytes.clone(),
+                });
+                let inode = self.inodes.len() - 1;
+                self.live.insert(path.clone(), inode);
+                self.durable.insert(path.clone(), inode);
+            }
+            Internal::Unplant(path) => {
+                self.live.remove(path);
+                self.durable.remove(path);
+            }
+        }
+        Ok(0)
+    }
+
+    /// The durable state after a crash: `kept` of the pending folder operations survive, and
+    /// unsynced data suffers `loss`.
+    fn crashed(&self, kept: usize, loss: DataLoss) -> Model {
+        let mut names = self.durable.clone();
+        for op in &self.pending[..kept] {
+            op.apply(&mut names);
+        }
+        let inodes = self
+            .inodes
+            .iter()
+            .map(|node| {
+                let synced = node.synced.len().min(node.data.len());
+                let unsynced = node.data.len() - synced;
+                let data = match loss {
+                    DataLoss::Dropped => node.synced.clone(),
+                    DataLoss::Torn => node.data[..synced + unsynced / 2].to_vec(),
+                    DataLoss::Zeroed => {
+                        let mut d = node.data[..synced].to_vec();
+                        d.resize(node.data.len(), 0);
+                        d
+                    }
+                    DataLoss::Kept => node.data.clone(),
+                };
+                Inode {
+                    synced: data.clone(),
+                    data,
+                }
+            })
+            .collect();
+        Model {
+            inodes,
+            live: names.clone(),
+            durable: names,
+            pending: Vec::new(),
+            dirs: self.dirs.clone(),
+        }
+    }
+}
+
+impl SimFs {
+    /// An empty file system.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Every mutating operation so far, in order.
+    #[must_use]
+    pub fn ops(&self) -> Vec<Op> {
+        self.state()
+            .log
+            .iter()
+            .filter_map(|(op, _)| op.clone())
+            .collect()
+    }
+
+    /// How many mutating operations have been logged.
+    #[must_use]
+    pub fn op_count(&self) -> usize {
+        self.state()
+            .log
+            .iter()
+            .filter(|(op, _)| op.is_some())
+            .count()
+    }
+
+    /// Arms a fault.
+    pub fn inject(&self, fault: Fault) {
+        self.state().faults.push(fault);
+    }
+
+    /// Disarms every fault.
+    pub fn clear_faults(&self) {
+        self.state().faults.clear();
+    }
+
+    /// The files as a reader sees them now (path to contents).
+    #[must_use]
+    pub fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let state = self.state();
+        state
+            .model
+            .live
+            .iter()
+            .map(|(path, inode)| (path.clone(), state.model.inodes[*inode].data.clone()))
+            .collect()
+    }
+
+    /// Creates or replaces `path` with `bytes`, durably and at once, outside the operation
+    /// log: for planting a damaged or foreign file in a test.
+    pub fn set_file(&self, path: impl Into<PathBuf>, bytes: Vec<u8>) {
+        self.plant(Internal::Plant(path.into(), bytes));
+    }
+
+    /// Deletes `path` durably and at once, outside the operation log.
+    pub fn delete_file(&self, path: impl Into<PathBuf>) {
+        self.plant(Internal::Unplant(path.into()));
+    }
+
+    /// Every state the file system could be in after a crash right after the first
+    /// `after_ops` logged operations: each prefix of the pending folder operations, combined
+    /// with each kind of [`DataLoss`]. An `after_ops` past the end means the whole log.
+    #[must_use]
+    pub fn crash_images(&self, after_ops: usize) -> Vec<CrashImage> {
+        let model = self.replay(after_ops);
+        let mut images = Vec::new();
+        for kept in 0..=model.pending.len() {
+            for data in [
+                DataLoss::Dropped,
+                DataLoss::Torn,
+                DataLoss::Zeroed,
+                DataLoss::Kept,
+            ] {
+                images.push(CrashImage {
+                    fs: SimFs::from_model(model.crashed(kept, data)),
+                    entries_kept: kept,
+                    entries_pending: model.pending.len(),
+                    data,
+                });
+            }
+        }
+        images
+    }
+
+    fn from_model(model: Model) -> Self {
+        SimFs {
+            state: Arc::new(Mutex::new(State {
+                model,
+                log: Vec::new(),
+                faults: Vec::new(),
+            })),
+            locks: Arc::default(),
+        }
+    }
+
+    /// The model after the first `n` logged operations (and the files planted before the
+    /// next one). The log starts from an empty file system, so replay is exact.
+    fn replay(&self, n: usize) -> Model {
+        let state = self.state();
+        let mut model = Model::default();
+        model.dirs.clone_from(&state.model.dirs);
+        let mut applied = 0;
+        for (op, internal) in &state.log {
+            if op.is_some() {
+                if applied == n {
+                    break;
+                }
+                applied += 1;
+            }
+            // Every entry succeeded once on this same sequence of states.
+            let _ = model.apply(internal);
+        }
+        model
+    }
+
+    /// Applies and logs a planted change (which cannot fail).
+    fn plant(&self, internal: Internal) {
+        let mut state = self.state();
+        let _ = state.model.apply(&internal);
+        state.log.push((None, internal));
+    }
+
+    /// Runs a mutating operation through the armed faults, then applies and logs it. A faulted
+    /// write first writes half of its bytes, as a real short write does.
+    fn run(&self, op: Op, internal: Internal) -> io::Result<usize> {
+        let mut state = self.state();
+        let index = state.log.iter().filter(|(op, _)| op.is_some()).count();
+        let is_remove = matches!(op, Op::Remove(_));
+        let fault = state.faults.iter().position(|f| match f.mode {
+            FaultMode::Once => f.at == index,
+            FaultMode::FromThenOn => f.at <= index && !is_remove,
+        });
+        if let Some(i) = fault {
+            let fault = state.faults[i];
+            if fault.mode == FaultMode::Once {
+                state.faults.remove(i);
+            }
+            if let Internal::Write(inode, data) = &internal {
+                let half = Internal::Write(*inode, data[..data.len() / 2].to_vec());
+                if let Op::Write { path, .. } = &op {
+                    let logged = Op::Write {
+                        path: path.clone(),
+                        len: data.len() / 2,
+                    };
+                    state.model.apply(&half)?;
+                    state.log.push((Some(logged), half));
+                }
+            }
+            return Err(match fault.kind {
+                FaultKind::NoSpace => io::Error::from(io::ErrorKind::StorageFull),
+                FaultKind::Io => io::Error::other("injected I/O error"),
+            });
+        }
+        let result = state.model.apply(&internal)?;
+        state.log.push((Some(op), internal));
+        Ok(result)
+    }
+}
+
+/// A file open for writing in a [`SimFs`].
+struct SimFile {
+    fs: SimFs,
+    inode: usize,
+    path: PathBuf,
+}
+
+impl WriteFile for SimFile {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let op = Op::Write {
+            path: self.path.clone(),
+            len: bytes.len(),
+        };
+        self.fs
+            .run(op, Internal::Write(self.inode, bytes.to_vec()))
+            .map(drop)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.fs
+            .run(Op::Sync(self.path.clone()), Internal::Sync(self.inode))
+            .map(drop)
+    }
+}
+
+impl FileSystem for SimFs {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.state().model.dirs.insert(dir.to_path_buf());
+        Ok(())
+    }
+
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        let state = self.state();
+        let inode = state.model.inode_of(path)?;
+        Ok(state.model.inodes[inode].data.len() as u64)
+    }
+
+    fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let state = self.state();
+        let inode = state.model.inode_of(path)?;
+        let data = &state.model.inodes[inode].data;
+        if data.len() as u64 > limit {
+            return Err(io::ErrorKind::FileTooLarge.into());
+        }
+        Ok(data.clone())
+    }
+
+    fn read_head(&self, path: &Path, len: usize) -> io::Result<(Vec<u8>, u64)> {
+        let state = self.state();
+        let inode = state.model.inode_of(path)?;
+        let data = &state.model.inodes[inode].data;
+        Ok((data[..len.min(data.len())].to_vec(), data.len() as u64))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let inode = self.run(
+            Op::Create(path.to_path_buf()),
+            Internal::Create(path.to_path_buf()),
+        )?;
+        Ok(Box::new(SimFile {
+            fs: self.clone(),
+            inode,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let op = Op::Rename {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        };
+        self.run(op, Internal::Rename(from.to_path_buf(), to.to_path_buf()))
+            .map(drop)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let op = Op::Link {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        };
+        self.run(op, Internal::Link(from.to_path_buf(), to.to_path_buf()))
+            .map(drop)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.run(
+            Op::Remove(path.to_path_buf()),
+            Internal::Remove(path.to_path_buf()),
+        )
+        .map(drop)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.run(Op::SyncDir(dir.to_path_buf()), Internal::SyncDir)
+            .map(drop)
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, u64)>> {
+        let state = self.state();
+        Ok(state
+            .model
+            .live
+            .iter()
+            .filter(|(path, _)| path.parent() == Some(dir))
+            .filter_map(|(path, inode)| {
+                let name = path.file_name()?.to_str()?.to_owned();
+                Some((name, state.model.inodes[*inode].data.len() as u64))
+            })
+            .collect())
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<StorageLock> {
+        Ok(self.locks.lock(&path.to_string_lossy()))
+    }
+}

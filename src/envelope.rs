@@ -720,3 +720,180 @@ impl<'a> Reader<'a> {
         Ok(read_u64(self.bytes(8)?, 0))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metadata() -> Metadata {
+        let mut m = Metadata {
+            label: "Level 3".into(),
+            playtime: Duration::from_millis(3_723_004),
+            app_version: "1.4.2".into(),
+            thumbnail: Some(vec![1, 2, 3]),
+            ..Metadata::default()
+        };
+        m.user.insert("chapter".into(), "2".into());
+        m
+    }
+
+    fn params<'a>(m: &'a Metadata, key: Option<(&'a Key, [u8; NONCE_LEN])>) -> SealParams<'a> {
+        SealParams {
+            codec: Codec::Json,
+            kind: FileKind::Save,
+            slot: SlotId::Numbered(3),
+            schema_version: 7,
+            generation: 2,
+            saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
+            metadata: m,
+            key,
+        }
+    }
+
+    const ENTRIES: [(&str, &[u8]); 2] = [("player", b"{\"hp\":9}"), ("world", b"[1,2]")];
+
+    fn fix_crc(bytes: &mut [u8]) {
+        let at = bytes.len() - CRC_LEN;
+        let crc = crc32fast::hash(&bytes[..at]);
+        bytes[at..].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    #[test]
+    fn unencrypted_json_files_are_readable_text_after_the_header() {
+        let m = metadata();
+        let bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            text.contains(r#"{"player":{"hp":9},"world":[1,2]}"#),
+            "{text}"
+        );
+        let opened = open(bytes, FileKind::Save, None).unwrap();
+        let found: Vec<(&str, &[u8])> = opened
+            .toc
+            .iter()
+            .map(|e| (e.id.as_str(), &opened.buf[e.range.clone()]))
+            .collect();
+        assert_eq!(found, ENTRIES);
+        assert_eq!(opened.header.metadata.label, "Level 3");
+        assert_eq!(opened.header.schema_version, 7);
+        assert_eq!(opened.header.generation, 2);
+        assert_eq!(opened.header.slot, SlotId::Numbered(3));
+    }
+
+    /// The exact bytes of one file, with the clock and nonce fixed: any change to the format
+    /// shows up here, and must come with a format version and a changelog entry.
+    #[cfg(feature = "encryption")]
+    #[test]
+    fn golden_file_bytes() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let bytes = seal(&params(&m, Some((&key, [9; NONCE_LEN]))), &ENTRIES).unwrap();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN);
+        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        assert_eq!(opened.toc.len(), 2);
+    }
+
+    #[cfg(feature = "encryption")]
+    const GOLDEN: &str = "895341560d0a1a0a0100010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006400000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4aeceaa3dfd4b063f33ceef7c06fae46a6d0747615a18983d8e2522a107fb3a5134434e3d47c549eef30e4c22f1c0a73b56c6d58e61c5db237f40aced4b792a5109dd3dfc431db966b92df5364c4c1fe070b78e2db5eee7855f682f4fd";
+
+    #[test]
+    fn sections_add_up_to_the_file() {
+        let m = metadata();
+        let bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+        let s = header.sections();
+        assert_eq!(s.header, 0..HEADER_LEN as u64);
+        assert_eq!(s.crc.end, bytes.len() as u64);
+        assert_eq!(
+            s.metadata.end - s.metadata.start,
+            u64::from(read_u32(&bytes, OFF_METADATA_LEN))
+        );
+        assert!(s.nonce.is_empty());
+    }
+
+    #[test]
+    fn a_table_of_contents_that_claims_too_much_is_refused_before_allocating() {
+        let m = metadata();
+        let mut bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let body = parse_header(&bytes, None).unwrap().sections().payload.start as usize;
+        bytes[body..body + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        fix_crc(&mut bytes);
+        let err = open(bytes, FileKind::Save, None).unwrap_err();
+        assert!(matches!(err, Error::Malformed { .. }), "{err}");
+    }
+
+    #[test]
+    fn toc_ranges_outside_the_document_are_refused() {
+        let m = metadata();
+        let clean = seal(&params(&m, None), &ENTRIES).unwrap();
+        let body = parse_header(&clean, None).unwrap().sections().payload.start as usize;
+        // First entry: 4 (count) + 2 + "player" (6) + offset (8) + length (8).
+        let offset_at = body + 4 + 2 + 6;
+        for (at, value) in [
+            (offset_at, u64::MAX),     // offset past everything
+            (offset_at + 8, u64::MAX), // length overflows
+            (offset_at + 8, 10_000),   // length past the document
+            (offset_at, 0),            // overlaps the document's opening
+        ] {
+            let mut bytes = clean.clone();
+            bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+            fix_crc(&mut bytes);
+            let result = open(bytes, FileKind::Save, None);
+            if value == 0 {
+                // Offset 0 lies inside the document, so the table is consistent; the memento
+                // bytes are simply wrong, which decoding reports.
+                assert!(result.is_ok());
+            } else {
+                assert!(matches!(result, Err(Error::Malformed { .. })), "{result:?}");
+            }
+        }
+        // Ids out of order.
+        let mut bytes = clean.clone();
+        bytes[body + 6..body + 12].copy_from_slice(b"zlayer");
+        fix_crc(&mut bytes);
+        assert!(matches!(
+            open(bytes, FileKind::Save, None),
+            Err(Error::Malformed { .. })
+        ));
+    }
+
+    #[test]
+    fn unknown_versions_flags_codecs_and_kinds_are_typed_errors() {
+        let m = metadata();
+        let clean = seal(&params(&m, None), &ENTRIES).unwrap();
+        let cases: [(usize, &[u8], fn(&Error) -> bool); 5] = [
+            (OFF_VERSION, &2u16.to_le_bytes(), |e| {
+                matches!(
+                    e,
+                    Error::UnsupportedFormat {
+                        found: 2,
+                        supported: 1
+                    }
+                )
+            }),
+            (OFF_FLAGS, &4u16.to_le_bytes(), |e| {
+                matches!(e, Error::UnknownFlags { flags: 4 })
+            }),
+            (OFF_CODEC, &[9], |e| {
+                matches!(e, Error::UnknownCodec { id: 9 })
+            }),
+            (OFF_KIND, &[9], |e| matches!(e, Error::Malformed { .. })),
+            (OFF_RESERVED, &[1], |e| matches!(e, Error::Malformed { .. })),
+        ];
+        for (at, value, expected) in cases {
+            let mut bytes = clean.clone();
+            bytes[at..at + value.len()].copy_from_slice(value);
+            fix_crc(&mut bytes);
+            let err = open(bytes, FileKind::Save, None).unwrap_err();
+            assert!(expected(&err), "offset {at}: {err}");
+        }
+    }
+
+    #[test]
+    fn timestamps_round_trip_including_before_1970() {
+        for ms in [0i64, 1, -1, 1_700_000_000_123, -86_400_000] {
+            assert_eq!(system_time_to_millis(millis_to_system_time(ms)), ms);
+        }
+    }
+}

@@ -142,6 +142,12 @@ pub enum Error {
     #[error("the save is encrypted and no key was given")]
     KeyRequired,
 
+    /// The manager has a key but the save is not encrypted: refused, so that a player cannot
+    /// replace an encrypted save with a forged plain one. See
+    /// [`ManagerBuilder::allow_unencrypted`](crate::ManagerBuilder::allow_unencrypted).
+    #[error("the save is not encrypted, and this game only loads encrypted saves")]
+    NotEncrypted,
+
     /// The save could not be decrypted: the key is wrong or the file was tampered with.
     /// Deliberately says nothing more.
     #[error("could not decrypt")]

@@ -38,6 +38,7 @@ pub struct ManagerBuilder {
     location: Option<Location>,
     codec: Codec,
     key: Option<Key>,
+    allow_unencrypted: bool,
     schema_version: u32,
     backups: u32,
     max_file_size: u64,
@@ -90,6 +91,14 @@ impl ManagerBuilder {
     #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
+        self
+    }
+
+    /// With a key, also load saves that are not encrypted (written by a development build
+    /// without a key, say). Off by default: otherwise a player could replace an encrypted save
+    /// with a forged plain one, which has only a CRC to check.
+    pub fn allow_unencrypted(mut self, allow: bool) -> Self {
+        self.allow_unencrypted = allow;
         self
     }
 
@@ -148,6 +157,7 @@ impl ManagerBuilder {
             storage,
             codec: self.codec,
             key: self.key,
+            allow_unencrypted: self.allow_unencrypted,
             schema_version: self.schema_version,
             backups: self.backups,
             max_file_size: self.max_file_size,
@@ -228,6 +238,7 @@ pub struct SaveLoadManager {
     storage: Arc<dyn Storage>,
     codec: Codec,
     key: Option<Key>,
+    allow_unencrypted: bool,
     schema_version: u32,
     backups: u32,
     max_file_size: u64,
@@ -253,6 +264,7 @@ impl SaveLoadManager {
                 Codec::Json
             },
             key: None,
+            allow_unencrypted: false,
             schema_version: 1,
             backups: 1,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
@@ -393,6 +405,7 @@ impl SaveLoadManager {
     /// # Errors
     /// [`Error::SlotEmpty`] when there is no file at all; [`Error::NewerSchema`],
     /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`],
+    /// [`Error::NotEncrypted`],
     /// [`Error::SlotMismatch`] as described; the primary's own error (such as
     /// [`Error::ChecksumMismatch`]) when it is damaged and there is no backup; and
     /// [`Error::AllCopiesDamaged`] when every copy is damaged.
@@ -458,6 +471,7 @@ impl SaveLoadManager {
     fn open(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
         let opened = envelope::open(bytes, FileKind::Save, self.key.as_ref())?;
         let header = opened.header.clone();
+        self.check_encryption(&header)?;
         if header.slot != slot {
             return Err(Error::SlotMismatch {
                 expected: slot,
@@ -471,6 +485,14 @@ impl SaveLoadManager {
             });
         }
         Ok((Snapshot::from_opened(opened), header))
+    }
+
+    /// Refuses a plain save when the manager has a key (unless allowed).
+    fn check_encryption(&self, header: &Header) -> Result<()> {
+        if self.key.is_some() && !header.encrypted && !self.allow_unencrypted {
+            return Err(Error::NotEncrypted);
+        }
+        Ok(())
     }
 
     /// Indices of the backups of `name` present in the storage, ascending.
@@ -577,6 +599,10 @@ impl SaveLoadManager {
             }
         } else if header.encrypted && self.key.is_none() {
             SlotStatus::NeedsKey
+        } else if let Err(e) = self.check_encryption(&header) {
+            SlotStatus::Unreadable {
+                reason: e.to_string(),
+            }
         } else {
             SlotStatus::Ready
         };

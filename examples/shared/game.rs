@@ -1,0 +1,182 @@
+//! A small game model, shared by the examples, the integration tests and the benchmarks:
+//! a `Player` and a `World`, both `Originator`s, generated deterministically from a seed.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use savegame::Originator;
+use serde::{Deserialize, Serialize};
+
+/// A position in the world.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Vec3 {
+    pub x: f32,
+    pub y: f32,
+    pub z: f32,
+}
+
+/// The player: health, position and an inventory.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Player {
+    pub name: String,
+    pub health: u32,
+    pub position: Option<Vec3>,
+    pub inventory: BTreeMap<String, u32>,
+    /// Transient state that is not saved.
+    pub frames_since_hit: u32,
+}
+
+/// What a player's save holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlayerMemento {
+    pub name: String,
+    pub health: u32,
+    pub position: Option<Vec3>,
+    pub inventory: BTreeMap<String, u32>,
+}
+
+impl Originator for Player {
+    type Memento = PlayerMemento;
+
+    fn create_memento(&self) -> PlayerMemento {
+        PlayerMemento {
+            name: self.name.clone(),
+            health: self.health,
+            position: self.position,
+            inventory: self.inventory.clone(),
+        }
+    }
+
+    fn restore_memento(&mut self, m: PlayerMemento) -> savegame::Result<()> {
+        self.name = m.name;
+        self.health = m.health;
+        self.position = m.position;
+        self.inventory = m.inventory;
+        self.frames_since_hit = 0;
+        Ok(())
+    }
+}
+
+/// What an entity is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum EntityKind {
+    Tree,
+    Rock,
+    Chest { gold: u32 },
+    Monster { hp: u16, angry: bool },
+}
+
+/// One thing in the world.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub id: u32,
+    pub kind: EntityKind,
+    pub position: Vec3,
+}
+
+/// The world: entities, and names for some of them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct World {
+    pub entities: Vec<Entity>,
+    pub names: HashMap<u32, String>,
+}
+
+impl Originator for World {
+    // The world is plain data already, so it is its own memento.
+    type Memento = World;
+
+    fn create_memento(&self) -> World {
+        self.clone()
+    }
+
+    fn restore_memento(&mut self, m: World) -> savegame::Result<()> {
+        *self = m;
+        Ok(())
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+
+    pub fn coord(&mut self) -> f32 {
+        (self.below(2_000_000) as f32 - 1_000_000.0) / 100.0
+    }
+}
+
+const ITEMS: [&str; 6] = ["potion", "arrow", "key", "gem", "scroll", "bread"];
+const NAMES: [&str; 8] = [
+    "Old Oak", "Grumble", "Mossback", "Glint", "Shade", "Bramble", "Ember", "Whisper",
+];
+
+impl Player {
+    /// A player generated from `seed`.
+    pub fn generate(seed: u64) -> Self {
+        let mut rng = Rng::new(seed);
+        let mut inventory = BTreeMap::new();
+        for item in ITEMS {
+            if rng.below(3) > 0 {
+                inventory.insert(item.to_string(), rng.below(99) as u32 + 1);
+            }
+        }
+        Player {
+            name: format!("Aurelia the {}", seed % 1000),
+            health: rng.below(100) as u32 + 1,
+            position: Some(Vec3 {
+                x: rng.coord(),
+                y: rng.coord(),
+                z: 0.0,
+            }),
+            inventory,
+            frames_since_hit: 17,
+        }
+    }
+}
+
+impl World {
+    /// A world of `entities` entities generated from `seed`; about one in three has a name.
+    pub fn generate(entities: usize, seed: u64) -> Self {
+        let mut rng = Rng::new(seed ^ 0x5EED);
+        let mut world = World::default();
+        for id in 0..entities as u32 {
+            let kind = match rng.below(4) {
+                0 => EntityKind::Tree,
+                1 => EntityKind::Rock,
+                2 => EntityKind::Chest {
+                    gold: rng.below(500) as u32,
+                },
+                _ => EntityKind::Monster {
+                    hp: rng.below(300) as u16,
+                    angry: rng.below(2) == 0,
+                },
+            };
+            let position = Vec3 {
+                x: rng.coord(),
+                y: rng.coord(),
+                z: rng.coord(),
+            };
+            world.entities.push(Entity { id, kind, position });
+            if rng.below(3) == 0 {
+                let name = NAMES[rng.below(NAMES.len() as u64) as usize];
+                world.names.insert(id, format!("{name} #{id}"));
+            }
+        }
+        world
+    }
+}

@@ -1,0 +1,83 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+#[path = "../../examples/shared/game.rs"]
+pub mod game;
+
+pub mod alloc;
+
+use std::path::Path;
+
+use game::{Player, World};
+use savegame::storage::{FsStorage, SimFs};
+use savegame::{Codec, Key, SaveLoadManager, Snapshot};
+
+/// The fixed key of the tests.
+pub const TEST_KEY: [u8; 32] = *b"savegame-test-key-0123456789abcd";
+
+pub fn key() -> Key {
+    Key::from_bytes(TEST_KEY)
+}
+
+/// The folder crash tests put their saves in, inside a [`SimFs`].
+pub const SIM_DIR: &str = "/saves";
+
+/// A manager over a simulated file system, MessagePack, encrypted, one backup.
+pub fn sim_manager(fs: &SimFs) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .storage(FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+        .codec(Codec::MessagePack)
+        .key(key())
+        .build()
+        .unwrap()
+}
+
+/// A manager over a real folder, MessagePack, encrypted, one backup.
+pub fn dir_manager(dir: &Path) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .directory(dir)
+        .codec(Codec::MessagePack)
+        .key(key())
+        .build()
+        .unwrap()
+}
+
+/// A snapshot of a generated player and world.
+pub fn game_snapshot(manager: &SaveLoadManager, seed: u64, entities: usize) -> Snapshot {
+    let mut snapshot = manager
+        .snapshot()
+        .with_label(format!("seed {seed}"))
+        .with_app_version("1.0.0");
+    snapshot.capture("player", &Player::generate(seed)).unwrap();
+    snapshot
+        .capture("world", &World::generate(entities, seed))
+        .unwrap();
+    snapshot
+}
+
+/// The player and world a snapshot holds.
+pub fn restore_game(snapshot: &Snapshot) -> savegame::Result<(Player, World)> {
+    let mut player = Player::default();
+    let mut world = World::default();
+    snapshot.restore("player", &mut player)?;
+    snapshot.restore("world", &mut world)?;
+    Ok((player, world))
+}
+
+/// The player and world [`game_snapshot`] captured for `seed`, as a restore gives them back.
+pub fn expected_game(seed: u64, entities: usize) -> (Player, World) {
+    let mut player = Player::generate(seed);
+    player.frames_since_hit = 0;
+    (player, World::generate(entities, seed))
+}
+
+/// Runs this same test binary again as a child process, for the single test `test_name`, with
+/// `env` set: how a test checks what happens in a new process.
+pub fn rerun_self(test_name: &str, env: &[(&str, &str)]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test_name, "--nocapture", "--test-threads=1"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}

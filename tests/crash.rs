@@ -1,0 +1,293 @@
+//! Crash safety over a simulated file system (RELIABILITY.md R1, R3, R4).
+//!
+//! R1: for every prefix of a save's file operations, every post-crash state (each prefix of
+//! the unsynced folder operations, unsynced data dropped, torn, zeroed or kept) loads the old
+//! save or the new one, bit-exact, and never fails while an old save existed.
+//! R3: the exact order of operations (fsync before rename, folder fsync after rename).
+//! R4: ENOSPC or EIO at each operation, once or from then on: a typed error, the previous save
+//! still loads, no temporary file left.
+
+mod common;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use common::{SIM_DIR, expected_game, game_snapshot, restore_game, sim_manager};
+use savegame::storage::{Fault, FaultKind, FaultMode, Op, SimFs};
+use savegame::{Error, SaveLoadManager, SlotId};
+
+const SLOT: SlotId = SlotId::Numbered(1);
+const ENTITIES: usize = 40;
+
+fn primary() -> PathBuf {
+    Path::new(SIM_DIR).join(SLOT.file_name())
+}
+
+fn file(fs: &SimFs, path: &Path) -> Option<Vec<u8>> {
+    fs.files().get(path).cloned()
+}
+
+fn temp_files(fs: &SimFs) -> Vec<PathBuf> {
+    fs.files()
+        .into_keys()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect()
+}
+
+/// Saves `count` generations (seeds 1..=count) to SLOT.
+fn save_generations(manager: &SaveLoadManager, count: u64) {
+    for seed in 1..=count {
+        manager
+            .save(SLOT, &game_snapshot(manager, seed, ENTITIES))
+            .unwrap();
+    }
+}
+
+/// Checks one post-crash state: `old` is the seed of the save that existed before (if any),
+/// `new` the seed of the save that was being written.
+fn check_image(fs: &SimFs, old: Option<(u64, &[u8])>, new: (u64, &[u8]), committed: bool) {
+    let manager = sim_manager(fs);
+    match manager.load(SLOT) {
+        Ok(loaded) => {
+            let bytes = file(fs, &loaded.report.path).expect("the loaded file exists");
+            let game = restore_game(&loaded.snapshot).unwrap();
+            if bytes == new.1 {
+                assert_eq!(game, expected_game(new.0, ENTITIES));
+            } else {
+                let (seed, old_bytes) = old.expect("without an old save only the new one may load");
+                assert_eq!(
+                    bytes, old_bytes,
+                    "neither the old nor the new save, bit for bit"
+                );
+                assert!(
+                    !committed,
+                    "the save returned Ok, so the new save must load"
+                );
+                assert_eq!(game, expected_game(seed, ENTITIES));
+            }
+        }
+        Err(e) => {
+            assert!(
+                old.is_none(),
+                "an error while a valid old save existed: {e}"
+            );
+            assert!(!committed, "the save returned Ok, so it must load: {e}");
+            assert!(matches!(e, Error::SlotEmpty { .. }), "{e}");
+        }
+    }
+    // The game goes on after the crash: the next save works, leaves no temporary file, and
+    // loads.
+    manager
+        .save(SLOT, &game_snapshot(&manager, 99, ENTITIES))
+        .unwrap();
+    assert_eq!(temp_files(fs), Vec::<PathBuf>::new());
+    let loaded = manager.load(SLOT).unwrap();
+    assert_eq!(
+        restore_game(&loaded.snapshot).unwrap(),
+        expected_game(99, ENTITIES)
+    );
+}
+
+fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
+    let fs = SimFs::new();
+    let manager = SaveLoadManager::builder()
+        .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+        .key(common::key())
+        .backups(backups)
+        .build()
+        .unwrap();
+    save_generations(&manager, earlier_saves);
+    let old = file(&fs, &primary());
+    let start = fs.op_count();
+    let new_seed = earlier_saves + 1;
+    manager
+        .save(SLOT, &game_snapshot(&manager, new_seed, ENTITIES))
+        .unwrap();
+    let end = fs.op_count();
+    let new = file(&fs, &primary()).unwrap();
+    let mut images = 0;
+    for after in start..=end {
+        for image in fs.crash_images(after) {
+            let old = old.as_deref().map(|b| (earlier_saves, b));
+            check_image(&image.fs, old, (new_seed, &new), after == end);
+            images += 1;
+        }
+    }
+    images
+}
+
+#[test]
+fn a_crash_during_the_first_save_leaves_an_empty_slot_or_the_new_save() {
+    assert!(crash_at_every_point(0, 1) > 20);
+}
+
+#[test]
+fn a_crash_during_a_save_leaves_the_old_save_or_the_new_one() {
+    assert!(crash_at_every_point(1, 1) > 40);
+}
+
+#[test]
+fn a_crash_during_backup_rotation_leaves_the_old_save_or_the_new_one() {
+    // Three earlier saves with three backups: the save under test renames bak2 to bak3 and
+    // bak1 to bak2 before linking the old save as bak1.
+    assert!(crash_at_every_point(3, 3) > 60);
+}
+
+#[test]
+fn a_crash_without_backups_leaves_the_old_save_or_the_new_one() {
+    assert!(crash_at_every_point(2, 0) > 20);
+}
+
+#[test]
+fn save_fsyncs_before_rename_and_fsyncs_the_folder_after() {
+    let fs = SimFs::new();
+    let manager = SaveLoadManager::builder()
+        .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+        .backups(2)
+        .build()
+        .unwrap();
+    save_generations(&manager, 2);
+    let start = fs.op_count();
+    let snapshot = game_snapshot(&manager, 3, ENTITIES);
+    manager.save(SLOT, &snapshot).unwrap();
+    let ops = fs.ops()[start..].to_vec();
+
+    let dir = PathBuf::from(SIM_DIR);
+    let name = SLOT.file_name();
+    let at = |suffix: &str| dir.join(format!("{name}{suffix}"));
+    let len = file(&fs, &primary()).unwrap().len();
+    assert_eq!(
+        ops,
+        vec![
+            Op::Create(at(".tmp")),
+            Op::Write {
+                path: at(".tmp"),
+                len
+            },
+            Op::Sync(at(".tmp")),
+            Op::Rename {
+                from: at(".bak1"),
+                to: at(".bak2")
+            },
+            Op::Link {
+                from: primary(),
+                to: at(".bak.tmp")
+            },
+            Op::Rename {
+                from: at(".bak.tmp"),
+                to: at(".bak1")
+            },
+            Op::Rename {
+                from: at(".tmp"),
+                to: primary()
+            },
+            Op::SyncDir(dir),
+        ]
+    );
+}
+
+#[test]
+fn first_save_order_has_no_rotation() {
+    let fs = SimFs::new();
+    let manager = sim_manager(&fs);
+    manager
+        .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+        .unwrap();
+    let ops = fs.ops();
+    let kinds: Vec<&str> = ops
+        .iter()
+        .map(|op| match op {
+            Op::Create(_) => "create",
+            Op::Write { .. } => "write",
+            Op::Sync(_) => "fsync",
+            Op::Rename { .. } => "rename",
+            Op::SyncDir(_) => "fsync dir",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["create", "write", "fsync", "rename", "fsync dir"]);
+}
+
+fn io_kind(e: &Error) -> io::ErrorKind {
+    match e {
+        Error::Io { source, .. } => source.kind(),
+        other => panic!("expected an I/O error, got {other}"),
+    }
+}
+
+#[test]
+fn io_faults_at_every_operation_keep_the_previous_save() {
+    // How many operations a save over an existing save takes.
+    let probe = SimFs::new();
+    let probe_manager = sim_manager(&probe);
+    save_generations(&probe_manager, 1);
+    let start = probe.op_count();
+    save_generations(&probe_manager, 1);
+    let save_ops = probe.op_count() - start;
+    assert!(save_ops >= 7, "{:?}", probe.ops());
+
+    let mut checked = 0;
+    for index in 0..save_ops {
+        for kind in [FaultKind::NoSpace, FaultKind::Io] {
+            for mode in [FaultMode::Once, FaultMode::FromThenOn] {
+                let fs = SimFs::new();
+                let manager = sim_manager(&fs);
+                save_generations(&manager, 1);
+                let old = file(&fs, &primary()).unwrap();
+                let at = fs.op_count() + index;
+                fs.inject(Fault { at, kind, mode });
+
+                let err = manager
+                    .save(SLOT, &game_snapshot(&manager, 2, ENTITIES))
+                    .unwrap_err();
+                let expected = match kind {
+                    FaultKind::NoSpace => io::ErrorKind::StorageFull,
+                    _ => io::ErrorKind::Other,
+                };
+                assert_eq!(io_kind(&err), expected, "fault at op {index}: {err}");
+                assert!(
+                    err.to_string().contains(SIM_DIR),
+                    "the error names the path: {err}"
+                );
+                assert_eq!(
+                    temp_files(&fs),
+                    Vec::<PathBuf>::new(),
+                    "fault at op {index}"
+                );
+
+                let failed_op = &fs.ops()[at.min(fs.op_count() - 1)..];
+                let loaded = manager.load(SLOT).unwrap();
+                let bytes = file(&fs, &loaded.report.path).unwrap();
+                // Only a failed fsync of the folder comes after the new file was renamed into
+                // place; then the new save is what the folder shows, and it is whole.
+                let after_commit = index == save_ops - 1;
+                if after_commit {
+                    assert!(
+                        matches!(failed_op.last(), Some(Op::Rename { .. })),
+                        "{failed_op:?}"
+                    );
+                    assert_eq!(
+                        restore_game(&loaded.snapshot).unwrap(),
+                        expected_game(2, ENTITIES)
+                    );
+                } else {
+                    assert_eq!(bytes, old, "fault at op {index} ({kind:?}, {mode:?})");
+                    assert_eq!(loaded.report.recovered_from_backup, None);
+                }
+
+                // Once the disk works again, saving works again.
+                fs.clear_faults();
+                manager
+                    .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
+                    .unwrap();
+                let loaded = manager.load(SLOT).unwrap();
+                assert_eq!(
+                    restore_game(&loaded.snapshot).unwrap(),
+                    expected_game(3, ENTITIES)
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, save_ops * 4);
+}

@@ -81,3 +81,21 @@ pub fn rerun_self(test_name: &str, env: &[(&str, &str)]) -> std::process::Comman
     }
     cmd
 }
+
+/// Recomputes the CRC32 trailer of a save file, as an attacker who edits a file would.
+pub fn fix_crc(bytes: &mut [u8]) {
+    let at = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..at]);
+    bytes[at..].copy_from_slice(&crc.to_le_bytes());
+}
+
+/// A manager over `storage`, encrypted, without backups (so a damaged file is reported, not
+/// worked around).
+pub fn memory_manager(storage: &savegame::storage::MemoryStorage) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .storage(storage.clone())
+        .key(key())
+        .backups(0)
+        .build()
+        .unwrap()
+}

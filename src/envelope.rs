@@ -862,7 +862,8 @@ mod tests {
     fn unknown_versions_flags_codecs_and_kinds_are_typed_errors() {
         let m = metadata();
         let clean = seal(&params(&m, None), &ENTRIES).unwrap();
-        let cases: [(usize, &[u8], fn(&Error) -> bool); 5] = [
+        type Expect = fn(&Error) -> bool;
+        let cases: [(usize, &[u8], Expect); 5] = [
             (OFF_VERSION, &2u16.to_le_bytes(), |e| {
                 matches!(
                     e,

@@ -35,7 +35,7 @@
 //!     }
 //! }
 //!
-//! let dir = tempfile::tempdir()?;
+//! # let dir = tempfile::tempdir().unwrap();
 //! let manager = SaveLoadManager::builder()
 //!     .directory(dir.path()) // or .app("com", "Studio", "Game") for the platform's data folder
 //!     .codec(Codec::MessagePack)

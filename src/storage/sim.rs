@@ -116,7 +116,8 @@ pub struct Fault {
 }
 
 /// A simulated, in-memory file system for crash and fault tests; clones share one state.
-/// See the [module docs](self).
+/// It models what a real file system promises: unsynced data and folder entries may be lost or
+/// torn by a crash. See [`SimFs::crash_images`] and [`SimFs::inject`].
 #[derive(Debug, Clone, Default)]
 pub struct SimFs {
     state: Arc<Mutex<State>>,

@@ -76,7 +76,9 @@
 //!   processes) from interleaving.
 //! - **Backups.** The previous sound save of each slot is kept (`backups(n)` keeps n). A load
 //!   whose primary file is missing or damaged falls back to the newest sound backup and says so
-//!   in its [`LoadReport`]. A damaged file is never rotated into the backups.
+//!   in its [`LoadReport`]. A damaged file is never rotated into the backups: a save checks
+//!   the current file in full before demoting it, unless this manager wrote or checked that
+//!   very file earlier in its run.
 //! - **Storage is a trait.** Nothing outside [`storage`] touches `std::fs`.
 //!
 //! **Limits.** Atomicity rests on `rename` being atomic and on fsync doing what it says; on

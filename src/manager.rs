@@ -1,8 +1,8 @@
 //! The caretaker: [`SaveLoadManager`] saves snapshots to slots, loads them back, and lists them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use crate::codec::Codec;
@@ -161,6 +161,7 @@ impl ManagerBuilder {
             schema_version: self.schema_version,
             backups: self.backups,
             max_file_size: self.max_file_size,
+            verified: Mutex::default(),
         })
     }
 }
@@ -242,6 +243,29 @@ pub struct SaveLoadManager {
     schema_version: u32,
     backups: u32,
     max_file_size: u64,
+    /// Primary files this manager wrote, or read and checked in full, by name. A save trusts
+    /// such a file as sound (to rotate it into the backups) without reading it again, as long
+    /// as its header and length are unchanged; any other file is read and checked in full.
+    verified: Mutex<HashMap<String, Stamp>>,
+}
+
+/// What identifies a file the manager has seen whole: its length and header fields that change
+/// with every save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    generation: u64,
+    saved_at: SystemTime,
+}
+
+impl Stamp {
+    fn of(header: &Header, len: u64) -> Self {
+        Stamp {
+            len,
+            generation: header.generation,
+            saved_at: header.saved_at,
+        }
+    }
 }
 
 /// What the manager knows of a slot's current primary file before replacing it.
@@ -337,7 +361,10 @@ impl SaveLoadManager {
             });
         }
         let keep = if previous.sound { self.backups } else { 0 };
+        let stamp = Stamp::of(&envelope::parse_header(&bytes, None)?, bytes.len() as u64);
+        self.forget(&name);
         self.storage.write(&name, &bytes, keep)?;
+        self.remember(&name, stamp);
         Ok(SaveReport {
             slot,
             path,
@@ -347,8 +374,33 @@ impl SaveLoadManager {
         })
     }
 
-    /// Checks the slot's current primary file before it is replaced.
+    fn remember(&self, name: &str, stamp: Stamp) {
+        let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        verified.insert(name.to_owned(), stamp);
+    }
+
+    fn forget(&self, name: &str) {
+        let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        verified.remove(name);
+    }
+
+    fn is_verified(&self, name: &str, stamp: Stamp) -> bool {
+        let verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        verified.get(name) == Some(&stamp)
+    }
+
+    /// Checks the slot's current primary file before it is replaced: from its header alone when
+    /// it is the file this manager last wrote or checked, in full otherwise.
     fn previous(&self, name: &str) -> Result<Previous> {
+        if let Ok(Some((header, len))) = self.read_header(name)
+            && header.schema_version <= self.schema_version
+            && self.is_verified(name, Stamp::of(&header, len))
+        {
+            return Ok(Previous {
+                generation: header.generation,
+                sound: true,
+            });
+        }
         let bytes = match self.storage.read(name, self.max_file_size) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
@@ -430,8 +482,12 @@ impl SaveLoadManager {
                 }
                 Err(e) => return Err(e),
             };
+            let len = bytes.len() as u64;
             match self.open(slot, bytes) {
                 Ok((snapshot, header)) => {
+                    if backup.is_none() {
+                        self.remember(&file, Stamp::of(&header, len));
+                    }
                     let missing = backup.is_some() && primary_problem.is_none();
                     let problem = primary_problem.map(|e| e.to_string());
                     return Ok(Loaded {

@@ -106,6 +106,10 @@ fn a_damaged_primary_is_never_rotated_into_the_backups() {
     let (tmp, manager, primary) = two_saves();
     let good_backup = std::fs::read(backup(tmp.path(), 1)).unwrap();
     flip(&primary, 0.5);
+    // The game starts again and finds the damage (a manager trusts, by their header and
+    // length, the files it wrote itself during its own run).
+    drop(manager);
+    let manager = dir_manager(tmp.path());
     manager
         .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
         .unwrap();

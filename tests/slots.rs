@@ -97,6 +97,52 @@ fn the_load_menu_of_a_hundred_big_slots_reads_only_headers() {
 }
 
 #[test]
+fn a_save_trusts_the_file_it_wrote_but_checks_any_other_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Counting {
+        inner: FsStorage::new(dir.path()).unwrap(),
+        whole_reads: Arc::default(),
+        head_bytes: Arc::default(),
+    };
+    let manager = SaveLoadManager::builder()
+        .storage(counting.clone())
+        .build()
+        .unwrap();
+    let slot = SlotId::Numbered(1);
+    manager
+        .save(slot, &game_snapshot(&manager, 1, 100))
+        .unwrap();
+    counting.whole_reads.store(0, Ordering::SeqCst);
+    manager
+        .save(slot, &game_snapshot(&manager, 2, 100))
+        .unwrap();
+    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 0);
+
+    // Another manager (another process) saves: this one no longer knows the file, and reads
+    // it whole before keeping it as a backup.
+    let other = SaveLoadManager::builder()
+        .directory(dir.path())
+        .build()
+        .unwrap();
+    other.save(slot, &game_snapshot(&other, 3, 100)).unwrap();
+    manager
+        .save(slot, &game_snapshot(&manager, 4, 100))
+        .unwrap();
+    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 1);
+
+    // A file it loaded (and so checked in full) is trusted too.
+    let fresh = SaveLoadManager::builder()
+        .storage(counting.clone())
+        .build()
+        .unwrap();
+    fresh.load(slot).unwrap();
+    counting.whole_reads.store(0, Ordering::SeqCst);
+    fresh.save(slot, &game_snapshot(&fresh, 5, 100)).unwrap();
+    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 0);
+    assert_eq!(manager.info(slot).unwrap().header.unwrap().generation, 5);
+}
+
+#[test]
 fn the_menu_marks_damaged_newer_and_keyed_saves() {
     let dir = tempfile::tempdir().unwrap();
     let v2 = SaveLoadManager::builder()

@@ -30,6 +30,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   deliberately says nothing more).
 /// - **Content:** [`Error::MissingMemento`], [`Error::Encode`], [`Error::Decode`],
 ///   [`Error::InvalidId`].
+/// - **Migrations:** [`Error::Migration`], [`Error::NoMigrationPath`],
+///   [`Error::MigrationChain`], [`Error::StepFile`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -201,6 +203,47 @@ pub enum Error {
     #[error("memento rejected: {reason}")]
     Rejected {
         /// The originator's reason.
+        reason: String,
+    },
+
+    /// A migration step failed. Loading stops; nothing on disk changes.
+    #[error("migration step {step:?} (to schema version {version}) failed {source}")]
+    Migration {
+        /// The step's name.
+        step: String,
+        /// The schema version the step produces.
+        version: u32,
+        /// Where in the document it failed, and why.
+        #[source]
+        source: crate::migrate::MigrationError,
+    },
+
+    /// The save is older than the game, and no chain of steps leads from its version to the
+    /// game's.
+    #[error("no migration path from schema version {from} to {to}")]
+    NoMigrationPath {
+        /// The save's schema version.
+        from: u32,
+        /// The game's schema version.
+        to: u32,
+    },
+
+    /// The migration steps do not form a chain to the game's version (a gap, a duplicate, a
+    /// step past the current version). Reported when the manager is built.
+    #[error("migration chain: {reason}")]
+    MigrationChain {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A declarative step file is malformed.
+    #[error("step file {file}{}: {reason}", op.map(|i| format!(", op {i}")).unwrap_or_default())]
+    StepFile {
+        /// The file's name.
+        file: String,
+        /// The index (from 0) of the operation at fault, when one is.
+        op: Option<usize>,
+        /// What is wrong.
         reason: String,
     },
 

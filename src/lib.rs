@@ -11,6 +11,7 @@
 //! | show a load menu | [`SaveLoadManager::list`] → [`SlotInfo`] |
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
 //! | pick JSON or MessagePack | [`Codec`] |
+//! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | [`storage::SimFs`] under [`storage::FsStorage`] |
 //!
@@ -114,6 +115,7 @@ pub mod crypto;
 pub mod envelope;
 mod error;
 mod manager;
+pub mod migrate;
 mod originator;
 pub mod slot;
 mod snapshot;
@@ -125,8 +127,20 @@ pub use codec::Codec;
 pub use crypto::Key;
 pub use envelope::Header;
 pub use error::{BoxError, Error, Result};
-pub use manager::{LoadReport, Loaded, ManagerBuilder, SaveLoadManager, SaveReport};
+pub use manager::{LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveLoadManager, SaveReport};
+pub use migrate::Migrations;
 pub use originator::Originator;
+/// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
+/// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
+/// relative to the calling crate's `Cargo.toml`. Needs the `json` feature.
+///
+/// ```
+/// # // The crate's own migrations folder holds the steps of its v1 → v3 story.
+/// let migrations = savegame::embed_migrations!("migrations")?;
+/// assert_eq!(migrations.steps().len(), 2);
+/// # Ok::<(), savegame::Error>(())
+/// ```
+pub use savegame_macros::embed_migrations;
 pub use slot::{SlotId, SlotInfo, SlotStatus};
 pub use snapshot::{Metadata, Snapshot};
 

@@ -8,9 +8,10 @@ use std::time::SystemTime;
 use crate::codec::Codec;
 use crate::envelope::{self, FileKind, Header, Key, SealParams};
 use crate::error::{Error, Result};
+use crate::migrate::{Migrations, StepInfo};
 use crate::slot::{SlotId, SlotInfo, SlotStatus};
 use crate::snapshot::Snapshot;
-use crate::storage::{FsStorage, Storage, backup_name, parse_backup_name};
+use crate::storage::{FsStorage, Storage, backup_name, parse_backup_name, pre_migration_name};
 
 /// The default cap on a save file's size: 256 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
@@ -40,6 +41,7 @@ pub struct ManagerBuilder {
     key: Option<Key>,
     allow_unencrypted: bool,
     schema_version: u32,
+    migrations: Migrations,
     backups: u32,
     max_file_size: u64,
 }
@@ -109,6 +111,13 @@ impl ManagerBuilder {
         self
     }
 
+    /// The steps that bring older saves up to the current schema version (see
+    /// [`migrate`](crate::migrate)). The chain is checked by [`build`](Self::build).
+    pub fn migrations(mut self, migrations: Migrations) -> Self {
+        self.migrations = migrations;
+        self
+    }
+
     /// How many previous saves of each slot to keep as backups (default 1; 0 keeps none).
     pub fn backups(mut self, count: u32) -> Self {
         self.backups = count;
@@ -126,13 +135,15 @@ impl ManagerBuilder {
     ///
     /// # Errors
     /// [`Error::Config`] when no location was given, the platform has no data folder, or the
-    /// schema version is 0; [`Error::Io`] when the folder cannot be created.
+    /// schema version is 0; [`Error::MigrationChain`] when the migration steps do not lead to
+    /// the schema version; [`Error::Io`] when the folder cannot be created.
     pub fn build(self) -> Result<SaveLoadManager> {
         if self.schema_version == 0 {
             return Err(Error::Config {
                 reason: "schema versions start at 1".into(),
             });
         }
+        self.migrations.check(self.schema_version)?;
         let storage: Arc<dyn Storage> = match self.location {
             None => {
                 return Err(Error::Config {
@@ -159,6 +170,7 @@ impl ManagerBuilder {
             key: self.key,
             allow_unencrypted: self.allow_unencrypted,
             schema_version: self.schema_version,
+            migrations: self.migrations,
             backups: self.backups,
             max_file_size: self.max_file_size,
             verified: Mutex::default(),
@@ -195,8 +207,26 @@ pub struct LoadReport {
     pub recovered_from_backup: Option<u32>,
     /// Why the primary file could not be used, when a backup was loaded.
     pub primary_problem: Option<String>,
+    /// `Some(v)` when the save was at schema version `v`, older than the game's, and was
+    /// migrated on load. It is written back at the current version by the next save, which
+    /// first keeps the old file as `<slot file>.v<v>.bak`.
+    pub migrated_from: Option<u32>,
     /// The loaded file's header.
     pub header: Header,
+}
+
+/// What [`SaveLoadManager::plan_migration`] found: which steps loading a slot would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MigrationPlan {
+    /// The slot.
+    pub slot: SlotId,
+    /// The save's schema version.
+    pub from: u32,
+    /// The game's schema version.
+    pub to: u32,
+    /// The steps, in order (empty when the save is current).
+    pub steps: Vec<StepInfo>,
 }
 
 /// A loaded save: the snapshot and where it came from.
@@ -241,6 +271,7 @@ pub struct SaveLoadManager {
     key: Option<Key>,
     allow_unencrypted: bool,
     schema_version: u32,
+    migrations: Migrations,
     backups: u32,
     max_file_size: u64,
     /// Primary files this manager wrote, or read and checked in full, by name. A save trusts
@@ -274,6 +305,9 @@ struct Previous {
     generation: u64,
     /// Whether it passed the checksum and header checks (only then is it kept as a backup).
     sound: bool,
+    /// A sound file at an older schema version, with its version: kept as a pre-migration
+    /// backup before it is replaced.
+    older: Option<(u32, Vec<u8>)>,
 }
 
 impl SaveLoadManager {
@@ -290,6 +324,7 @@ impl SaveLoadManager {
             key: None,
             allow_unencrypted: false,
             schema_version: 1,
+            migrations: Migrations::new(),
             backups: 1,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
         }
@@ -325,7 +360,8 @@ impl SaveLoadManager {
     /// The slot's previous save, if it is sound, becomes its first backup. A damaged previous
     /// file is replaced without pushing the good backups out. A previous file written by a
     /// newer version of the game (newer schema or format) is never overwritten: the save is
-    /// refused.
+    /// refused. A previous file at an older schema version (a save that was loaded and
+    /// migrated) is first kept, byte for byte, as `<slot file>.v<old version>.bak`.
     ///
     /// # Errors
     /// [`Error::NewerSchema`] or [`Error::UnsupportedFormat`] when the slot holds a newer save;
@@ -360,6 +396,12 @@ impl SaveLoadManager {
                 limit: self.max_file_size,
             });
         }
+        if let Some((version, old)) = &previous.older {
+            // The last file at an older schema version is kept as it was, before anything
+            // replaces it.
+            self.storage
+                .write(&pre_migration_name(&name, *version), old, 0)?;
+        }
         let keep = if previous.sound { self.backups } else { 0 };
         let stamp = Stamp::of(&envelope::parse_header(&bytes, None)?, bytes.len() as u64);
         self.forget(&name);
@@ -393,12 +435,13 @@ impl SaveLoadManager {
     /// it is the file this manager last wrote or checked, in full otherwise.
     fn previous(&self, name: &str) -> Result<Previous> {
         if let Ok(Some((header, len))) = self.read_header(name)
-            && header.schema_version <= self.schema_version
+            && header.schema_version == self.schema_version
             && self.is_verified(name, Stamp::of(&header, len))
         {
             return Ok(Previous {
                 generation: header.generation,
                 sound: true,
+                older: None,
             });
         }
         let bytes = match self.storage.read(name, self.max_file_size) {
@@ -407,12 +450,14 @@ impl SaveLoadManager {
                 return Ok(Previous {
                     generation: self.backup_generation(name),
                     sound: false,
+                    older: None,
                 });
             }
             Err(e) if e.is_corruption() => {
                 return Ok(Previous {
                     generation: self.backup_generation(name),
                     sound: false,
+                    older: None,
                 });
             }
             Err(e) => return Err(e),
@@ -425,15 +470,19 @@ impl SaveLoadManager {
                         supported: self.schema_version,
                     });
                 }
+                let older = (header.schema_version < self.schema_version)
+                    .then_some((header.schema_version, bytes));
                 Ok(Previous {
                     generation: header.generation,
                     sound: true,
+                    older,
                 })
             }
             Err(e @ Error::UnsupportedFormat { .. }) => Err(e),
             Err(_) => Ok(Previous {
                 generation: self.backup_generation(name),
                 sound: false,
+                older: None,
             }),
         }
     }
@@ -501,6 +550,8 @@ impl SaveLoadManager {
                             } else {
                                 problem
                             },
+                            migrated_from: (header.schema_version < self.schema_version)
+                                .then_some(header.schema_version),
                             header,
                         },
                     });
@@ -540,7 +591,16 @@ impl SaveLoadManager {
                 supported: self.schema_version,
             });
         }
-        Ok((Snapshot::from_opened(opened), header))
+        let snapshot = Snapshot::from_opened(opened);
+        if header.schema_version == self.schema_version {
+            return Ok((snapshot, header));
+        }
+        let migrated = self.migrations.migrate_snapshot(
+            &snapshot,
+            header.schema_version,
+            self.schema_version,
+        )?;
+        Ok((migrated, header))
     }
 
     /// Refuses a plain save when the manager has a key (unless allowed).
@@ -671,6 +731,32 @@ impl SaveLoadManager {
         }
     }
 
+    /// What loading `slot` would migrate: the save's schema version, the game's, and the steps
+    /// between them, from the header alone. Writes nothing.
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when there is no primary file; the header's own error when it cannot
+    /// be read; [`Error::NewerSchema`] for a newer save; [`Error::NoMigrationPath`] when a step
+    /// is missing.
+    pub fn plan_migration(&self, slot: SlotId) -> Result<MigrationPlan> {
+        let (header, _) = self
+            .read_header(&slot.file_name())?
+            .ok_or(Error::SlotEmpty { slot })?;
+        let from = header.schema_version;
+        if from > self.schema_version {
+            return Err(Error::NewerSchema {
+                found: from,
+                supported: self.schema_version,
+            });
+        }
+        Ok(MigrationPlan {
+            slot,
+            from,
+            to: self.schema_version,
+            steps: self.migrations.plan(from, self.schema_version)?,
+        })
+    }
+
     /// Is there anything in `slot` (a primary file or a backup)?
     ///
     /// # Errors
@@ -692,6 +778,13 @@ impl SaveLoadManager {
         for i in self.backups_of(&name)? {
             self.storage.remove(&backup_name(&name, i))?;
             any = true;
+        }
+        let prefix = format!("{name}.v");
+        for file in self.storage.list()? {
+            if file.name.starts_with(&prefix) && file.name.ends_with(".bak") {
+                self.storage.remove(&file.name)?;
+                any = true;
+            }
         }
         if self.storage.read_head(&name, 0)?.is_some() {
             self.storage.remove(&name)?;

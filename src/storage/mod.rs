@@ -129,6 +129,13 @@ pub fn backup_name(name: &str, index: u32) -> String {
     format!("{name}.bak{index}")
 }
 
+/// The name under which the last file of `name` at schema version `version` is kept before a
+/// migrated save replaces it: `slot-003.sav.v1.bak`.
+#[must_use]
+pub fn pre_migration_name(name: &str, version: u32) -> String {
+    format!("{name}.v{version}.bak")
+}
+
 /// The primary name and index of a backup name, or `None` if `name` is not one.
 #[must_use]
 pub fn parse_backup_name(name: &str) -> Option<(&str, u32)> {

@@ -1,0 +1,111 @@
+//! Writes the save fixtures of `fixtures/` with the library's own writer, at each schema version
+//! of the migrations story (see `shared/versions.rs`), and beside them the v3 state each must
+//! load as, converted by hand.
+//!
+//! Fixtures are committed once and never regenerated: this program only writes files that do
+//! not exist yet. A new schema version adds its fixtures by running it again.
+//!
+//! ```text
+//! cargo run --example make_fixtures -- fixtures
+//! ```
+
+#[path = "shared/game.rs"]
+mod game;
+#[path = "shared/versions.rs"]
+mod versions;
+
+use std::path::Path;
+use std::time::Duration;
+
+use savegame::{Codec, Key, SaveLoadManager, SlotId, Snapshot};
+use versions::{expected_v2, expected_v3, v1_state};
+
+/// The key the encrypted fixtures are sealed with (also written to `test-key.hex`).
+const KEY: [u8; 32] = *b"savegame fixtures key; no secret";
+const ENTITIES: usize = 24;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let out = std::env::args()
+        .nth(1)
+        .ok_or("usage: make_fixtures OUTPUT_FOLDER")?;
+    let out = Path::new(&out);
+    std::fs::create_dir_all(out)?;
+    write_new(
+        &out.join("test-key.hex"),
+        KEY.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            .as_bytes(),
+    )?;
+
+    for version in 1..=3u32 {
+        let (p1, w1) = v1_state(10 + u64::from(version), ENTITIES);
+        let mut p2 = expected_v2(&p1);
+        let expected = if version == 1 {
+            expected_v3(&p2, &w1)
+        } else {
+            // A v2 player whose stamina is not the default, so a migration that overwrote it
+            // would show.
+            p2.stamina = 55;
+            expected_v3(&p2, &w1)
+        };
+        for codec in [Codec::Json, Codec::MessagePack] {
+            for encrypted in [false, true] {
+                let tmp = tempfile::tempdir()?;
+                let builder = SaveLoadManager::builder()
+                    .directory(tmp.path())
+                    .codec(codec)
+                    .schema_version(version);
+                let manager = if encrypted {
+                    builder.key(Key::from_bytes(KEY))
+                } else {
+                    builder
+                }
+                .build()?;
+                let mut snapshot: Snapshot = manager
+                    .snapshot()
+                    .with_label(format!("fixture v{version}"))
+                    .with_app_version(format!("1.{}.0", version - 1))
+                    .with_playtime(Duration::from_secs(600 * u64::from(version)));
+                match version {
+                    1 => {
+                        snapshot.capture_memento("player", &p1)?;
+                        snapshot.capture_memento("world", &w1)?;
+                    }
+                    2 => {
+                        snapshot.capture_memento("player", &p2)?;
+                        snapshot.capture_memento("world", &w1)?;
+                    }
+                    _ => {
+                        snapshot.capture_memento("player", &expected.player)?;
+                        snapshot.capture_memento("inventory", &expected.inventory)?;
+                        snapshot.capture_memento("world", &expected.world)?;
+                    }
+                }
+                let report = manager.save(SlotId::Numbered(1), &snapshot)?;
+                let name = format!(
+                    "v{version}-{codec}-{}.sav",
+                    if encrypted { "aes" } else { "plain" }
+                );
+                write_new(&out.join(name), &std::fs::read(report.path)?)?;
+            }
+        }
+        let expected = serde_json::to_string_pretty(&expected)? + "\n";
+        write_new(
+            &out.join(format!("v{version}.expected.json")),
+            expected.as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes `path` unless it exists: fixtures are never regenerated.
+fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if path.exists() {
+        println!("kept    {}", path.display());
+        return Ok(());
+    }
+    std::fs::write(path, bytes)?;
+    println!("written {}", path.display());
+    Ok(())
+}

@@ -1,0 +1,529 @@
+//! Versioned migrations: saves from every earlier version of the game still load.
+//!
+//! A save records one schema version for its whole document (bytes 20–23 of its header). The
+//! game declares its current version on the [builder](crate::ManagerBuilder::schema_version) and
+//! registers one [step](Migrations::step) per version since its first: step `n` takes a save
+//! from version `n - 1` to `n`. Loading an older save turns each memento into a generic
+//! [`Value`] tree, runs every step from the save's version up to the current one on the
+//! [`Document`], encodes the mementos again, and hands them to the originators as usual. A save
+//! at the current version takes none of this path.
+//!
+//! Steps come in two kinds, freely mixed:
+//!
+//! - **Rust steps**: a closure over the [`Document`], with helpers for the usual moves
+//!   ([`Value::rename`], [`Value::insert_if_absent`], [`Document::split`], [`Document::merge`],
+//!   [`Document::move_value`], …).
+//! - **Declarative steps**: JSON files named `NNNN_name.json` (the version they produce), each a
+//!   list of JSON Patch operations with wildcards, add-if-absent and value tables (see
+//!   [the operations](#declarative-operations)). A game embeds its `migrations/` folder at build
+//!   time with [`embed_migrations!`](crate::embed_migrations); a tool reads the same files at run
+//!   time with [`Migrations::from_dir`].
+//!
+//! ```
+//! use savegame::migrate::{Migrations, Value};
+//!
+//! let migrations = Migrations::new()
+//!     .step(2, "rename_hp", |doc| {
+//!         let player = doc.memento_mut("player")?;
+//!         player.rename("hp", "health");
+//!         player.insert_if_absent("stamina", 100);
+//!         Ok(())
+//!     })
+//!     .declarative(
+//!         "0003_kinds_as_numbers.json",
+//!         r#"[{"op": "map", "path": "/world/entities/*/kind", "table": {"tree": 1, "rock": 2}}]"#,
+//!     )?;
+//! migrations.check(3)?;
+//! # Ok::<(), savegame::Error>(())
+//! ```
+//!
+//! # Declarative operations
+//!
+//! | op | fields | does |
+//! |---|---|---|
+//! | `add` | `path`, `value` | RFC 6902 add: set a map field, insert into an array (`-` appends), or add a whole memento (`/inventory`) |
+//! | `remove` | `path` | RFC 6902 remove; the value must exist |
+//! | `replace` | `path`, `value` | RFC 6902 replace; the value must exist |
+//! | `move` | `from`, `path` | RFC 6902 move; moving `/player/inventory` to `/inventory` splits a memento, the reverse merges two |
+//! | `copy` | `from`, `path` | RFC 6902 copy |
+//! | `test` | `path`, `value` | RFC 6902 test: the step fails unless the value is there and equal |
+//! | `add_if_absent` | `path`, `value` | add a map field only where it is missing |
+//! | `map` | `path`, `table`, optional `default` | replace a value by its entry in `table`, an object keyed by the old value's text (`"tree"`, `"3"`, `"true"`); a value with no entry takes `default`, or fails the step |
+//!
+//! Paths are JSON Pointers whose first token is the memento id. A token `*` stands for every
+//! element of an array, every value of a map, or (first) every memento; in `move` and `copy`, the
+//! `*`s of `path` take the tokens the `*`s of `from` matched, in order. A wildcard that matches
+//! nothing does nothing; a literal path that does not exist fails the step, as in RFC 6902.
+//!
+//! # Guarantees
+//!
+//! - The chain is checked when the manager is built: no gap, no duplicate, no step past the
+//!   current version, every step file parses ([`Migrations::check`]).
+//! - A failing step stops the load with [`Error::Migration`], naming the step and the path it
+//!   failed at. Loading never writes, so the file is untouched.
+//! - A migrated save is written back only by the game's next save, which first keeps the
+//!   pre-migration file, byte for byte, as `<slot file>.v<old version>.bak`.
+//! - Migrating v1 → v3 in one load equals migrating v1 → v2, saving, and loading at v3.
+
+mod document;
+#[cfg(feature = "json")]
+mod patch;
+mod value;
+
+use std::fmt;
+#[cfg(feature = "json")]
+use std::path::Path;
+use std::sync::Arc;
+
+pub use document::{Document, MigrationError};
+pub use value::Value;
+
+use crate::codec::Codec;
+use crate::error::{Error, Result};
+use crate::snapshot::Snapshot;
+#[cfg(feature = "json")]
+use patch::PatchOp;
+
+/// A Rust migration step: edits the document in place.
+pub type StepFn = dyn Fn(&mut Document) -> Result<(), MigrationError> + Send + Sync;
+
+#[derive(Clone)]
+enum Action {
+    Rust(Arc<StepFn>),
+    #[cfg(feature = "json")]
+    Patch {
+        file: String,
+        ops: Vec<PatchOp>,
+    },
+}
+
+#[derive(Clone)]
+struct Step {
+    version: u32,
+    name: String,
+    action: Action,
+    checksum: Option<String>,
+}
+
+/// What a step is, for plans and tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StepInfo {
+    /// The schema version the step produces.
+    pub version: u32,
+    /// The step's name (`rename_hp`; for a file `0002_rename_hp.json`, `rename_hp`).
+    pub name: String,
+    /// The step file's name, for declarative steps.
+    pub file: Option<String>,
+    /// A checksum of the step file's bytes (64-bit FNV-1a, hex), for declarative steps: a
+    /// game's test can pin it so a released step never changes.
+    pub checksum: Option<String>,
+    /// The operations and the paths they touch (`"move /player/hp -> /player/health"`), for
+    /// declarative steps; `["(Rust code)"]` for Rust steps.
+    pub touches: Vec<String>,
+}
+
+/// The migration steps of a game, from its first schema version to its current one.
+#[derive(Clone, Default)]
+pub struct Migrations {
+    steps: Vec<Step>,
+}
+
+impl fmt::Debug for Migrations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.steps().iter()).finish()
+    }
+}
+
+impl Migrations {
+    /// No steps.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a Rust step that produces schema version `version` (from `version - 1`).
+    #[must_use]
+    pub fn step(
+        mut self,
+        version: u32,
+        name: impl Into<String>,
+        f: impl Fn(&mut Document) -> Result<(), MigrationError> + Send + Sync + 'static,
+    ) -> Self {
+        self.steps.push(Step {
+            version,
+            name: name.into(),
+            action: Action::Rust(Arc::new(f)),
+            checksum: None,
+        });
+        self
+    }
+
+    /// Adds a declarative step from a file's name (`NNNN_name.json`, `NNNN` being the version
+    /// it produces) and contents.
+    ///
+    /// # Errors
+    /// [`Error::StepFile`] when the name does not follow the pattern or the contents do not
+    /// parse; the error names the file and, where there is one, the operation.
+    #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+    pub fn declarative(mut self, file_name: &str, contents: &str) -> Result<Self> {
+        let (version, name) = parse_file_name(file_name)?;
+        let ops = patch::parse_ops(contents).map_err(|(op, reason)| Error::StepFile {
+            file: file_name.to_owned(),
+            op,
+            reason,
+        })?;
+        self.steps.push(Step {
+            version,
+            name,
+            action: Action::Patch {
+                file: file_name.to_owned(),
+                ops,
+            },
+            checksum: Some(checksum(contents.as_bytes())),
+        });
+        Ok(self)
+    }
+
+    /// Declarative steps from `(file name, contents)` pairs: what
+    /// [`embed_migrations!`](crate::embed_migrations) expands to.
+    ///
+    /// # Errors
+    /// As for [`declarative`](Self::declarative).
+    #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+    pub fn embedded(files: &[(&str, &str)]) -> Result<Self> {
+        files.iter().try_fold(Self::new(), |m, (name, contents)| {
+            m.declarative(name, contents)
+        })
+    }
+
+    /// Every `*.json` step file of a folder, read now (for tools; a game embeds its steps).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the folder or a file cannot be read; [`Error::StepFile`] as for
+    /// [`declarative`](Self::declarative).
+    #[cfg(feature = "json")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
+    pub fn from_dir(dir: impl AsRef<Path>) -> Result<Self> {
+        let dir = dir.as_ref();
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") {
+                names.push(name);
+            }
+        }
+        names.sort();
+        let mut migrations = Self::new();
+        for name in names {
+            let path = dir.join(&name);
+            let contents = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            migrations = migrations.declarative(&name, &contents)?;
+        }
+        Ok(migrations)
+    }
+
+    /// Adds every step of `other`.
+    #[must_use]
+    pub fn with(mut self, other: Migrations) -> Self {
+        self.steps.extend(other.steps);
+        self
+    }
+
+    /// The steps, in version order.
+    #[must_use]
+    pub fn steps(&self) -> Vec<StepInfo> {
+        let mut steps: Vec<&Step> = self.steps.iter().collect();
+        steps.sort_by_key(|s| s.version);
+        steps.into_iter().map(Step::info).collect()
+    }
+
+    /// Checks the chain for a game at schema version `current`: step versions are unique,
+    /// consecutive, and end at `current` (when there are any), and none is below 2.
+    ///
+    /// # Errors
+    /// [`Error::MigrationChain`] saying what is wrong.
+    pub fn check(&self, current: u32) -> Result<()> {
+        let mut versions: Vec<u32> = self.steps.iter().map(|s| s.version).collect();
+        versions.sort_unstable();
+        let bad = |reason: String| Err(Error::MigrationChain { reason });
+        if let Some(w) = versions.windows(2).find(|w| w[0] == w[1]) {
+            return bad(format!("two steps produce version {}", w[0]));
+        }
+        if let Some(w) = versions.windows(2).find(|w| w[1] != w[0] + 1) {
+            return bad(format!(
+                "gap: no step produces version {} (steps jump from {} to {})",
+                w[0] + 1,
+                w[0],
+                w[1]
+            ));
+        }
+        match (versions.first(), versions.last()) {
+            (Some(&first), _) if first < 2 => bad(format!(
+                "a step produces version {first}; versions start at 1, so the first step produces 2 or more"
+            )),
+            (_, Some(&last)) if last > current => bad(format!(
+                "a step produces version {last}, past the current version {current}"
+            )),
+            (_, Some(&last)) if last < current => bad(format!(
+                "gap: no step produces version {} (the current version is {current})",
+                last + 1
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The steps that take a save from version `from` to `to`, in order.
+    ///
+    /// # Errors
+    /// [`Error::NoMigrationPath`] when a step is missing.
+    pub fn plan(&self, from: u32, to: u32) -> Result<Vec<StepInfo>> {
+        Ok(self.path(from, to)?.into_iter().map(Step::info).collect())
+    }
+
+    fn path(&self, from: u32, to: u32) -> Result<Vec<&Step>> {
+        (from.saturating_add(1)..=to)
+            .map(|v| {
+                self.steps
+                    .iter()
+                    .find(|s| s.version == v)
+                    .ok_or(Error::NoMigrationPath { from, to })
+            })
+            .collect()
+    }
+
+    /// Runs the steps from version `from` to `to` on `doc`.
+    ///
+    /// # Errors
+    /// [`Error::NoMigrationPath`] when a step is missing; [`Error::Migration`] when one fails.
+    /// On error `doc` is partly migrated and should be dropped.
+    pub fn run(&self, doc: &mut Document, from: u32, to: u32) -> Result<()> {
+        for step in self.path(from, to)? {
+            step.apply(doc).map_err(|source| Error::Migration {
+                step: step.name.clone(),
+                version: step.version,
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Migrates a whole snapshot from version `from` to `to`: decodes each memento to a
+    /// [`Value`], runs the steps, and encodes the mementos again in the snapshot's codec.
+    ///
+    /// # Errors
+    /// As for [`run`](Self::run); [`Error::Decode`] or [`Error::Encode`] when a memento cannot
+    /// be turned into a value tree or back.
+    pub fn migrate_snapshot(&self, snapshot: &Snapshot, from: u32, to: u32) -> Result<Snapshot> {
+        let mut doc = to_document(snapshot)?;
+        self.run(&mut doc, from, to)?;
+        from_document(doc, snapshot.codec(), snapshot.metadata().clone())
+    }
+}
+
+/// A snapshot's mementos as a [`Document`].
+///
+/// # Errors
+/// [`Error::Decode`] when a memento is not a valid value of the snapshot's codec.
+pub fn to_document(snapshot: &Snapshot) -> Result<Document> {
+    let codec = snapshot.codec();
+    let mut mementos = std::collections::BTreeMap::new();
+    for id in snapshot.ids() {
+        let raw = snapshot.raw(id).unwrap_or_default();
+        let value: Value = codec.decode(raw).map_err(|e| e.decoding(id))?;
+        mementos.insert(id.to_owned(), value);
+    }
+    Ok(Document::from_mementos(mementos))
+}
+
+/// A snapshot of a [`Document`]'s mementos, encoded with `codec`.
+///
+/// # Errors
+/// [`Error::Encode`] or [`Error::InvalidId`] when a memento cannot be stored.
+pub fn from_document(doc: Document, codec: Codec, metadata: crate::Metadata) -> Result<Snapshot> {
+    let mut snapshot = Snapshot::new(codec);
+    *snapshot.metadata_mut() = metadata;
+    for (id, value) in doc.into_mementos() {
+        snapshot.capture_memento(&id, &value)?;
+    }
+    Ok(snapshot)
+}
+
+impl Step {
+    fn apply(&self, doc: &mut Document) -> Result<(), MigrationError> {
+        match &self.action {
+            Action::Rust(f) => f(doc),
+            #[cfg(feature = "json")]
+            Action::Patch { ops, .. } => {
+                for (i, op) in ops.iter().enumerate() {
+                    op.apply(doc).map_err(|e| MigrationError {
+                        reason: format!("op {i} ({}): {}", op.name(), e.reason),
+                        path: e.path,
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn info(&self) -> StepInfo {
+        let (file, touches) = match &self.action {
+            Action::Rust(_) => (None, vec!["(Rust code)".to_owned()]),
+            #[cfg(feature = "json")]
+            Action::Patch { file, ops } => (
+                Some(file.clone()),
+                ops.iter()
+                    .map(|op| format!("{} {}", op.name(), op.paths().join(" -> ")))
+                    .collect(),
+            ),
+        };
+        StepInfo {
+            version: self.version,
+            name: self.name.clone(),
+            file,
+            checksum: self.checksum.clone(),
+            touches,
+        }
+    }
+}
+
+/// `0002_rename_hp.json` → `(2, "rename_hp")`.
+#[cfg(feature = "json")]
+fn parse_file_name(file_name: &str) -> Result<(u32, String)> {
+    let bad = |reason: &str| Error::StepFile {
+        file: file_name.to_owned(),
+        op: None,
+        reason: reason.to_owned(),
+    };
+    let stem = file_name
+        .strip_suffix(".json")
+        .ok_or_else(|| bad("a step file's name ends in .json"))?;
+    let (number, name) = stem
+        .split_once('_')
+        .ok_or_else(|| bad("a step file is named NNNN_name.json"))?;
+    if number.len() != 4 || !number.bytes().all(|b| b.is_ascii_digit()) || name.is_empty() {
+        return Err(bad(
+            "a step file is named NNNN_name.json, NNNN being four digits",
+        ));
+    }
+    let version = number
+        .parse()
+        .map_err(|_| bad("the version is not a number"))?;
+    Ok((version, name.to_owned()))
+}
+
+/// The checksum [`StepInfo::checksum`] reports: 64-bit FNV-1a of `bytes`, as 16 hex digits.
+#[must_use]
+pub fn checksum(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noop(version: u32) -> Migrations {
+        Migrations::new().step(version, format!("v{version}"), |_| Ok(()))
+    }
+
+    #[test]
+    fn the_chain_check_rejects_gaps_duplicates_and_steps_past_current() {
+        let chain = noop(2).with(noop(3));
+        chain.check(3).unwrap();
+        Migrations::new().check(1).unwrap();
+
+        let err = |m: Migrations, current| m.check(current).unwrap_err().to_string();
+        assert!(err(noop(2).with(noop(4)), 4).contains("gap"));
+        assert!(err(noop(2).with(noop(3)), 4).contains("gap"));
+        assert!(err(noop(2).with(noop(2)), 2).contains("two steps"));
+        assert!(err(noop(2).with(noop(3)), 2).contains("past the current"));
+        assert!(err(noop(1), 1).contains("start at 1"));
+    }
+
+    #[test]
+    fn plans_list_the_steps_in_order_and_refuse_missing_ones() {
+        let chain = noop(3).with(noop(2)).with(noop(4));
+        let plan = chain.plan(1, 4).unwrap();
+        assert_eq!(
+            plan.iter().map(|s| s.version).collect::<Vec<_>>(),
+            [2, 3, 4]
+        );
+        assert!(chain.plan(2, 3).unwrap().len() == 1);
+        assert!(chain.plan(4, 4).unwrap().is_empty());
+        assert!(matches!(
+            noop(3).plan(1, 3),
+            Err(Error::NoMigrationPath { from: 1, to: 3 })
+        ));
+    }
+
+    #[cfg(feature = "json")]
+    #[test]
+    fn step_file_names_and_checksums() {
+        assert_eq!(
+            parse_file_name("0002_rename_hp.json").unwrap(),
+            (2, "rename_hp".into())
+        );
+        for bad in [
+            "2_x.json",
+            "0002.json",
+            "0002_.json",
+            "0002_x.txt",
+            "00a2_x.json",
+        ] {
+            assert!(
+                matches!(parse_file_name(bad), Err(Error::StepFile { ref file, .. }) if file == bad),
+                "{bad}"
+            );
+        }
+        assert_eq!(checksum(b""), "cbf29ce484222325");
+        assert_eq!(checksum(b"a"), "af63dc4c8601ec8c");
+        let m = Migrations::new().declarative("0002_x.json", "[]").unwrap();
+        assert_eq!(
+            m.steps()[0].checksum.as_deref(),
+            Some(checksum(b"[]").as_str())
+        );
+        let err = Migrations::new()
+            .declarative(
+                "0002_x.json",
+                r#"[{"op":"remove","path":"/a"},{"op":"nope"}]"#,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, Error::StepFile { ref file, op: Some(1), .. } if file == "0002_x.json"),
+            "{err}"
+        );
+    }
+
+    #[cfg(feature = "json")]
+    #[test]
+    fn a_failing_step_names_itself_its_version_and_the_path() {
+        let m = Migrations::new()
+            .declarative(
+                "0002_rename.json",
+                r#"[{"op":"move","from":"/p/hp","path":"/p/health"}]"#,
+            )
+            .unwrap();
+        let mut doc = Document::new();
+        doc.insert("p", Value::map());
+        match m.run(&mut doc, 1, 2).unwrap_err() {
+            Error::Migration {
+                step,
+                version,
+                source,
+            } => {
+                assert_eq!((step.as_str(), version), ("rename", 2));
+                assert_eq!(source.path, "/p/hp");
+                assert!(source.reason.contains("op 0 (move)"), "{}", source.reason);
+            }
+            other => panic!("{other}"),
+        }
+    }
+}

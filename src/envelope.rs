@@ -61,13 +61,14 @@ use crate::slot::SlotId;
 use crate::snapshot::Metadata;
 
 #[cfg(feature = "encryption")]
-pub(crate) use crate::crypto::Key;
+pub use crate::crypto::Key;
 
 /// Without the `encryption` feature there are no keys: this type has no values, so every
-/// `Option<Key>` is `None`.
+/// `Option<&Key>` is `None`, and encrypted files are refused with
+/// [`Error::FeatureDisabled`].
 #[cfg(not(feature = "encryption"))]
 #[derive(Debug, Clone)]
-pub(crate) enum Key {}
+pub enum Key {}
 
 /// The first eight bytes of every file of the savegame family.
 pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
@@ -392,6 +393,18 @@ fn open_body(
     _: &[u8; TAG_LEN],
 ) -> Result<()> {
     match *key {}
+}
+
+/// A fresh nonce from the operating system's random number generator.
+#[cfg(feature = "encryption")]
+pub(crate) fn random_nonce() -> Result<[u8; NONCE_LEN]> {
+    crate::crypto::random_nonce()
+}
+
+/// Without encryption nothing is sealed, and no nonce is ever used.
+#[cfg(not(feature = "encryption"))]
+pub(crate) fn random_nonce() -> Result<[u8; NONCE_LEN]> {
+    Ok([0; NONCE_LEN])
 }
 
 /// Checks a whole file's magic and its CRC32 trailer, and nothing else.

@@ -126,6 +126,8 @@ pub use codec::Codec;
 #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub use crypto::Key;
 pub use envelope::Header;
+#[cfg(not(feature = "encryption"))]
+pub use envelope::Key;
 pub use error::{BoxError, Error, Result};
 pub use manager::{LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveLoadManager, SaveReport};
 pub use migrate::Migrations;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use crate::codec::Codec;
-use crate::envelope::{self, FileKind, Header, Key, SealParams};
+use crate::envelope::{self, FileKind, Header, Key};
 use crate::error::{Error, Result};
 use crate::migrate::{Migrations, StepInfo};
 use crate::slot::{SlotId, SlotInfo, SlotStatus};
@@ -371,23 +371,9 @@ impl SaveLoadManager {
         let name = slot.file_name();
         let _lock = self.storage.lock(&name)?;
         let previous = self.previous(&name)?;
-        let saved_at = SystemTime::now();
         let generation = previous.generation.saturating_add(1);
-        let key = match &self.key {
-            Some(key) => Some((key, random_nonce()?)),
-            None => None,
-        };
-        let params = SealParams {
-            codec: snapshot.codec(),
-            kind: FileKind::Save,
-            slot,
-            schema_version: self.schema_version,
-            generation,
-            saved_at,
-            metadata: snapshot.metadata(),
-            key,
-        };
-        let bytes = envelope::seal(&params, &snapshot.entries())?;
+        let bytes = snapshot.seal_file(slot, self.schema_version, generation, self.key.as_ref())?;
+        let header = envelope::parse_header(&bytes, None)?;
         let path = self.storage.locate(&name);
         if bytes.len() as u64 > self.max_file_size {
             return Err(Error::TooLarge {
@@ -403,7 +389,7 @@ impl SaveLoadManager {
                 .write(&pre_migration_name(&name, *version), old, 0)?;
         }
         let keep = if previous.sound { self.backups } else { 0 };
-        let stamp = Stamp::of(&envelope::parse_header(&bytes, None)?, bytes.len() as u64);
+        let stamp = Stamp::of(&header, bytes.len() as u64);
         self.forget(&name);
         self.storage.write(&name, &bytes, keep)?;
         self.remember(&name, stamp);
@@ -412,7 +398,7 @@ impl SaveLoadManager {
             path,
             bytes: bytes.len() as u64,
             generation,
-            saved_at,
+            saved_at: header.saved_at,
         })
     }
 
@@ -808,14 +794,4 @@ impl SaveLoadManager {
 fn check_sound(bytes: &[u8]) -> Result<Header> {
     envelope::check_crc(bytes)?;
     envelope::parse_header(bytes, Some(bytes.len() as u64))
-}
-
-#[cfg(feature = "encryption")]
-fn random_nonce() -> Result<[u8; envelope::NONCE_LEN]> {
-    crate::crypto::random_nonce()
-}
-
-#[cfg(not(feature = "encryption"))]
-fn random_nonce() -> Result<[u8; envelope::NONCE_LEN]> {
-    Ok([0; envelope::NONCE_LEN])
 }

@@ -18,9 +18,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::codec::Codec;
-use crate::envelope::{MAX_ID_LEN, Opened};
+use crate::envelope::{self, FileKind, Header, Key, MAX_ID_LEN, Opened, SealParams};
 use crate::error::{Error, Result};
 use crate::originator::Originator;
+use crate::slot::SlotId;
 
 /// What a load menu shows about a save, stored in the file's header where it can be read
 /// without decrypting anything.
@@ -264,6 +265,55 @@ impl Snapshot {
         self
     }
 
+    /// Opens the bytes of a whole save file, whatever its name or slot: checks the CRC and the
+    /// header, decrypts with `key`, reads the table of contents. For tools that work on files
+    /// (backups, files sent in a bug report); a game loads slots with
+    /// [`SaveLoadManager::load`](crate::SaveLoadManager::load), which also checks the slot,
+    /// the schema version, and falls back to backups.
+    ///
+    /// # Errors
+    /// As for [`SaveLoadManager::load`](crate::SaveLoadManager::load) on one file:
+    /// [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`],
+    /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`], ...
+    pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
+        let opened = envelope::open(bytes, FileKind::Save, key)?;
+        let header = opened.header.clone();
+        Ok((header, Snapshot::from_opened(opened)))
+    }
+
+    /// The bytes of a whole save file holding this snapshot, for `slot` at `schema_version`,
+    /// with the given generation, stamped with the current time, and sealed with `key` under a
+    /// fresh random nonce when one is given. For tools that write files; a game saves with
+    /// [`SaveLoadManager::save`](crate::SaveLoadManager::save), which also writes the file
+    /// crash-safely and keeps backups.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the metadata is over its caps or the random number generator
+    /// fails.
+    pub fn seal_file(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        key: Option<&Key>,
+    ) -> Result<Vec<u8>> {
+        let key = match key {
+            Some(key) => Some((key, envelope::random_nonce()?)),
+            None => None,
+        };
+        let params = SealParams {
+            codec: self.codec,
+            kind: FileKind::Save,
+            slot,
+            schema_version,
+            generation,
+            saved_at: std::time::SystemTime::now(),
+            metadata: &self.metadata,
+            key,
+        };
+        envelope::seal(&params, &self.entries())
+    }
+
     /// `(id, encoded memento)` pairs in ascending id order, for writing a file.
     pub(crate) fn entries(&self) -> Vec<(&str, &[u8])> {
         self.mementos
@@ -468,6 +518,39 @@ mod tests {
         assert!(!s.remove("a"));
         assert!(!s.contains("a"));
         assert_eq!(s.len(), 2);
+    }
+
+    #[cfg(feature = "encryption")]
+    #[test]
+    fn files_sealed_by_a_tool_open_again() {
+        let key = Key::from_bytes([3; 32]);
+        let mut s = Snapshot::new(Codec::MessagePack).with_label("tool");
+        s.capture(
+            "c",
+            &Counter {
+                value: 9,
+                restores: 0,
+            },
+        )
+        .unwrap();
+        let bytes = s.seal_file(SlotId::Autosave(2), 5, 7, Some(&key)).unwrap();
+        let (header, opened) = Snapshot::open_file(bytes.clone(), Some(&key)).unwrap();
+        assert_eq!(opened.raw("c"), s.raw("c"));
+        assert_eq!(opened.metadata().label, "tool");
+        assert_eq!(opened.metadata().saved_at, Some(header.saved_at));
+        assert_eq!(
+            (
+                header.slot,
+                header.schema_version,
+                header.generation,
+                header.encrypted
+            ),
+            (SlotId::Autosave(2), 5, 7, true)
+        );
+        assert!(matches!(
+            Snapshot::open_file(bytes, None),
+            Err(Error::KeyRequired)
+        ));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! 8          2     format version      u16, 1
 //! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
 //! 12         1     codec               1 = JSON, 2 = MessagePack
-//! 13         1     file kind           1 = save
+//! 13         1     file kind           1 = save, 2 = delta (an incremental save)
 //! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
 //! 15         1     reserved            must be 0
 //! 16         4     slot number         u32 (0 for quicksave)
@@ -38,7 +38,16 @@
 //!   rest             document           the codec's map of id -> memento: a JSON object or a
 //!                                       MessagePack map, each memento's bytes exactly at its
 //!                                       table-of-contents range
+//!
+//! body of a delta (file kind 2), before the table of contents:
+//!   8                sequence           u64, 1 for the first delta after its base, +1 after
+//!   4                deleted count D    u32, then D times:
+//!     2 + n            id               u16 length, UTF-8: a memento the delta deletes
 //! ```
+//!
+//! In a delta, the generation field holds the generation of the base save it applies to.
+//! Deltas are appended one after another to the slot's journal file, each a complete file of
+//! this format with its own nonce and CRC.
 //!
 //! All integers are little-endian except inside the MessagePack document, which is MessagePack.
 //!
@@ -111,6 +120,8 @@ pub const MAX_ID_LEN: usize = 1024;
 pub enum FileKind {
     /// A full save of a slot.
     Save,
+    /// An incremental save: the changes since a base save, appended to the slot's journal.
+    Delta,
 }
 
 impl FileKind {
@@ -119,12 +130,14 @@ impl FileKind {
     pub const fn id(self) -> u8 {
         match self {
             FileKind::Save => 1,
+            FileKind::Delta => 2,
         }
     }
 
     fn from_id(id: u8) -> Option<Self> {
         match id {
             1 => Some(FileKind::Save),
+            2 => Some(FileKind::Delta),
             _ => None,
         }
     }
@@ -208,6 +221,10 @@ pub(crate) struct Opened {
     /// The file's bytes, with the body decrypted in place.
     pub buf: Vec<u8>,
     pub toc: Vec<TocEntry>,
+    /// For a delta: its sequence number (0 for a save).
+    pub sequence: u64,
+    /// For a delta: the ids it deletes.
+    pub deleted: Vec<String>,
 }
 
 /// What [`seal`] needs besides the mementos.
@@ -220,6 +237,8 @@ pub(crate) struct SealParams<'a> {
     pub saved_at: SystemTime,
     pub metadata: &'a Metadata,
     pub key: Option<(&'a Key, [u8; NONCE_LEN])>,
+    /// For a delta: its sequence number and the ids it deletes.
+    pub delta: Option<(u64, Vec<&'a str>)>,
 }
 
 /// Writes a whole file: header, metadata, body (table of contents and document, encrypted when
@@ -236,6 +255,9 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
     }
     let codec = params.codec;
     let toc_len = 4 + entries.iter().map(|(id, _)| 18 + id.len()).sum::<usize>();
+    let preamble_len = params.delta.as_ref().map_or(0, |(_, deleted)| {
+        12 + deleted.iter().map(|id| 2 + id.len()).sum::<usize>()
+    });
     let doc_bound = 1 + entries
         .iter()
         .map(|(id, m)| codec.key_overhead(id) + m.len())
@@ -244,6 +266,7 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
     let capacity = HEADER_LEN
         + metadata_len
         + if encrypted { NONCE_LEN + TAG_LEN } else { 0 }
+        + preamble_len
         + toc_len
         + doc_bound
         + CRC_LEN;
@@ -271,8 +294,17 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
         buf.extend_from_slice(nonce);
     }
 
-    // Body: table of contents with offsets patched after the document is written.
+    // Body: a delta's preamble, then the table of contents with offsets patched after the
+    // document is written.
     let body_start = buf.len();
+    if let Some((sequence, deleted)) = &params.delta {
+        buf.extend_from_slice(&sequence.to_le_bytes());
+        buf.extend_from_slice(&len_u32(deleted.len())?.to_le_bytes());
+        for id in deleted {
+            buf.extend_from_slice(&len_u16(id.len())?.to_le_bytes());
+            buf.extend_from_slice(id.as_bytes());
+        }
+    }
     buf.extend_from_slice(&len_u32(entries.len())?.to_le_bytes());
     let mut toc_slots = Vec::with_capacity(entries.len());
     for (id, _) in entries {
@@ -352,8 +384,19 @@ pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>)
     } else {
         payload
     };
-    let toc = parse_toc(&buf, body)?;
-    Ok(Opened { header, buf, toc })
+    let (sequence, deleted, toc_start) = if header.kind == FileKind::Delta {
+        parse_delta_preamble(&buf[body.clone()])?
+    } else {
+        (0, Vec::new(), 0)
+    };
+    let toc = parse_toc(&buf, body.start + toc_start..body.end)?;
+    Ok(Opened {
+        header,
+        buf,
+        toc,
+        sequence,
+        deleted,
+    })
 }
 
 #[cfg(feature = "encryption")]
@@ -426,6 +469,35 @@ pub fn check_crc(bytes: &[u8]) -> Result<()> {
         return Err(Error::ChecksumMismatch { expected, found });
     }
     Ok(())
+}
+
+/// The length of the file, or journal record, that `bytes` starts with, from its fixed header;
+/// `None` when `bytes` ends first (a torn record at the end of a journal).
+///
+/// # Errors
+/// [`Error::NotASave`] when `bytes` does not start with the magic; [`Error::Malformed`] when
+/// the lengths cannot be right.
+pub fn record_len(bytes: &[u8]) -> Result<Option<usize>> {
+    let n = bytes.len().min(MAGIC.len());
+    if bytes[..n] != MAGIC[..n] {
+        return Err(Error::NotASave);
+    }
+    if bytes.len() < HEADER_LEN {
+        return Ok(None);
+    }
+    let metadata_len = read_u32(bytes, OFF_METADATA_LEN) as usize;
+    if metadata_len > MAX_METADATA_LEN {
+        return Err(Error::malformed("metadata length over the cap"));
+    }
+    let nonce_len = if read_u16(bytes, OFF_FLAGS) & FLAG_ENCRYPTED != 0 {
+        NONCE_LEN
+    } else {
+        0
+    };
+    let total = usize::try_from(read_u64(bytes, OFF_PAYLOAD_LEN))
+        .ok()
+        .and_then(|p| p.checked_add(HEADER_LEN + metadata_len + nonce_len + CRC_LEN));
+    Ok(total.filter(|&t| t <= bytes.len()))
 }
 
 /// How many leading bytes of a file [`parse_header`] needs, judging by its fixed header.
@@ -518,6 +590,28 @@ fn check_magic(bytes: &[u8]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A delta's sequence number and deleted ids, and where its table of contents starts.
+fn parse_delta_preamble(body: &[u8]) -> Result<(u64, Vec<String>, usize)> {
+    let mut r = Reader::new(body, "delta preamble");
+    let sequence = r.u64()?;
+    let count = r.u32()? as usize;
+    if count > r.remaining() / 3 {
+        return Err(Error::malformed(format!(
+            "the delta claims {count} deletions, more than its body can hold"
+        )));
+    }
+    let mut deleted = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = r.u16()? as usize;
+        let id = r.str(len)?;
+        if id.is_empty() {
+            return Err(Error::malformed("empty deleted id"));
+        }
+        deleted.push(id.to_owned());
+    }
+    Ok((sequence, deleted, r.position()))
 }
 
 fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
@@ -760,6 +854,7 @@ mod tests {
             saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
             metadata: m,
             key,
+            delta: None,
         }
     }
 

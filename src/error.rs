@@ -247,6 +247,29 @@ pub enum Error {
         reason: String,
     },
 
+    /// An incremental save needs a full save of the slot first: its base is damaged, or at an
+    /// older schema version (the save was migrated on load).
+    #[error("slot {slot} needs a full save before an incremental one: {reason}")]
+    FullSaveNeeded {
+        /// The slot.
+        slot: SlotId,
+        /// Why.
+        reason: String,
+    },
+
+    /// A newer background save to the same slot replaced this one before it started; the
+    /// newer save's handle has the outcome.
+    #[error("superseded by a newer save to the same slot")]
+    Superseded,
+
+    /// Code run by a background save (a memento's `Serialize`, usually) panicked. The previous
+    /// save is intact.
+    #[error("a background save panicked: {message}")]
+    BackgroundPanic {
+        /// The panic's message.
+        message: String,
+    },
+
     /// The manager or a storage was configured wrongly.
     #[error("configuration error: {reason}")]
     Config {

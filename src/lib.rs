@@ -129,7 +129,10 @@ pub use envelope::Header;
 #[cfg(not(feature = "encryption"))]
 pub use envelope::Key;
 pub use error::{BoxError, Error, Result};
-pub use manager::{LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveLoadManager, SaveReport};
+pub use manager::{
+    DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
+    SaveReport, SaveStatus,
+};
 pub use migrate::Migrations;
 pub use originator::Originator;
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses

@@ -48,8 +48,9 @@ use crate::error::Result;
 /// }
 /// ```
 pub trait Originator {
-    /// The originator's saved state: a serde type that owns its data.
-    type Memento: Serialize + DeserializeOwned;
+    /// The originator's saved state: a serde type that owns its data. It is `Send + Sync` so
+    /// a save can encode it on a worker thread.
+    type Memento: Serialize + DeserializeOwned + Send + Sync + 'static;
 
     /// Captures the current state. Called on the game thread; keep it to copying data.
     fn create_memento(&self) -> Self::Memento;

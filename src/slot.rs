@@ -149,33 +149,57 @@ pub struct SlotInfo {
     pub status: SlotStatus,
     /// The header, when it could be read.
     pub header: Option<Header>,
+    /// How many incremental saves (deltas) the slot's journal carries on top of its base.
+    pub deltas: u32,
+    /// The header of the newest delta, when there is one: the slot's current label, playtime
+    /// and time.
+    pub latest: Option<Header>,
+    /// The size of the slot's current state on disk in bytes: the primary file and its
+    /// journal (backups not counted).
+    pub total_size: u64,
 }
 
 impl SlotInfo {
-    /// The label the game gave the save ("Level 3"), if the header could be read.
-    #[must_use]
-    pub fn label(&self) -> Option<&str> {
-        self.header.as_ref().map(|h| h.metadata.label.as_str())
+    /// The newest header of the slot: its last delta's, or its base's.
+    fn current(&self) -> Option<&Header> {
+        self.latest.as_ref().or(self.header.as_ref())
     }
 
-    /// When the save was written, if the header could be read.
+    /// The label the game gave the save ("Level 3"), if the header could be read (the newest
+    /// delta's, when the slot has incremental saves).
+    #[must_use]
+    pub fn label(&self) -> Option<&str> {
+        self.current().map(|h| h.metadata.label.as_str())
+    }
+
+    /// When the slot was last written, if the header could be read.
     #[must_use]
     pub fn saved_at(&self) -> Option<SystemTime> {
-        self.header.as_ref().map(|h| h.saved_at)
+        self.current().map(|h| h.saved_at)
     }
 
     /// The playtime recorded in the save, if the header could be read.
     #[must_use]
     pub fn playtime(&self) -> Option<Duration> {
-        self.header.as_ref().map(|h| h.metadata.playtime)
+        self.current().map(|h| h.metadata.playtime)
     }
 
     /// The version of the game that wrote the save, if the header could be read.
     #[must_use]
     pub fn app_version(&self) -> Option<&str> {
-        self.header
-            .as_ref()
-            .map(|h| h.metadata.app_version.as_str())
+        self.current().map(|h| h.metadata.app_version.as_str())
+    }
+
+    /// Is this one of the autosave rotation's slots?
+    #[must_use]
+    pub fn is_autosave(&self) -> bool {
+        matches!(self.slot, SlotId::Autosave(_))
+    }
+
+    /// Is this the quicksave slot?
+    #[must_use]
+    pub fn is_quicksave(&self) -> bool {
+        self.slot == SlotId::Quicksave
     }
 
     /// The schema version of the save's document, if the header could be read.

@@ -1,23 +1,25 @@
 //! Snapshots: the caretaker's bag of opaque mementos, keyed by originator id, with metadata.
 //!
 //! A [`Snapshot`] is where type erasure happens. [`Snapshot::capture`] asks an originator for its
-//! memento and encodes it at once with the snapshot's codec; from then on the snapshot holds only
-//! bytes, and never looks inside them. [`Snapshot::restore`] decodes one memento and hands it to
-//! one originator. Capturing or restoring one originator never encodes or decodes another.
+//! memento, on the game thread, and keeps it; the memento is encoded with the snapshot's codec
+//! only when the snapshot is saved (on the worker thread, for a background save) or when its
+//! bytes are first needed, and dropped once encoded. From then on the snapshot holds only bytes,
+//! and never looks inside them. [`Snapshot::restore`] decodes one memento and hands it to one
+//! originator. Capturing or restoring one originator never encodes or decodes another.
 //!
 //! A snapshot loaded from a file shares the file's buffer: its mementos are ranges of that
 //! buffer, so a load copies nothing. Cloning a snapshot is cheap (the bytes are shared).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::codec::Codec;
+use crate::codec::{Codec, CodecError};
 use crate::envelope::{self, FileKind, Header, Key, MAX_ID_LEN, Opened, SealParams};
 use crate::error::{Error, Result};
 use crate::originator::Originator;
@@ -67,6 +69,61 @@ impl Blob {
     }
 }
 
+/// A memento of any serde type, for encoding later (perhaps on another thread).
+trait ErasedMemento: Send + Sync {
+    fn encode(&self, codec: Codec) -> Result<Vec<u8>, CodecError>;
+}
+
+impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
+    fn encode(&self, codec: Codec) -> Result<Vec<u8>, CodecError> {
+        codec.encode(self)
+    }
+}
+
+/// A captured memento that is encoded on first need, then dropped.
+struct Pending {
+    memento: Mutex<Option<Box<dyn ErasedMemento>>>,
+    encoded: OnceLock<Result<Vec<u8>, String>>,
+}
+
+impl Pending {
+    fn bytes(&self, codec: Codec) -> Result<&[u8], &str> {
+        self.encoded
+            .get_or_init(|| {
+                let memento = self
+                    .memento
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                match memento {
+                    Some(m) => m.encode(codec).map_err(|e| e.to_string()),
+                    None => Err("the memento was lost while encoding".to_owned()),
+                }
+            })
+            .as_deref()
+            .map_err(String::as_str)
+    }
+}
+
+/// One memento of a snapshot: encoded bytes, or a captured memento waiting to be encoded.
+#[derive(Clone)]
+enum Entry {
+    Encoded(Blob),
+    Pending(Arc<Pending>),
+}
+
+impl Entry {
+    fn bytes(&self, codec: Codec, id: &str) -> Result<&[u8]> {
+        match self {
+            Entry::Encoded(blob) => Ok(blob.bytes()),
+            Entry::Pending(p) => p.bytes(codec).map_err(|reason| Error::Encode {
+                id: id.to_owned(),
+                source: reason.into(),
+            }),
+        }
+    }
+}
+
 /// A set of mementos keyed by originator id, plus [`Metadata`]: what a save file holds.
 ///
 /// ```
@@ -100,7 +157,9 @@ impl Blob {
 pub struct Snapshot {
     codec: Codec,
     metadata: Metadata,
-    mementos: BTreeMap<String, Blob>,
+    mementos: BTreeMap<String, Entry>,
+    /// Ids an incremental save deletes from its slot.
+    deleted: BTreeSet<String>,
 }
 
 impl Snapshot {
@@ -111,6 +170,7 @@ impl Snapshot {
             codec,
             metadata: Metadata::default(),
             mementos: BTreeMap::new(),
+            deleted: BTreeSet::new(),
         }
     }
 
@@ -120,28 +180,64 @@ impl Snapshot {
         self.codec
     }
 
-    /// Asks `originator` for its memento and stores it, encoded, under `id`.
+    /// Asks `originator` for its memento and keeps it under `id`. The memento is encoded when
+    /// the snapshot is saved (on the worker thread, for
+    /// [`save_in_background`](crate::SaveLoadManager::save_in_background)) or when its bytes
+    /// are first needed, and dropped once encoded: capturing costs the game thread only what
+    /// `create_memento` costs.
     ///
     /// Capturing an id that is already present **replaces** its memento: the last capture wins,
     /// and the snapshot never holds two mementos for one id.
     ///
     /// # Errors
-    /// [`Error::InvalidId`] for an empty id or one over 1,024 bytes; [`Error::Encode`] if the
-    /// codec cannot encode the memento (JSON, for example, cannot write a map whose keys are
-    /// structs). On error the snapshot is unchanged.
+    /// [`Error::InvalidId`] for an empty id or one over 1,024 bytes; the snapshot is then
+    /// unchanged. A memento the codec cannot encode (JSON, for example, cannot write a map whose
+    /// keys are structs) is reported as [`Error::Encode`] by the save, or by whatever needs its
+    /// bytes first.
     pub fn capture<O: Originator + ?Sized>(&mut self, id: &str, originator: &O) -> Result<()> {
-        self.capture_memento(id, &originator.create_memento())
+        check_id(id)?;
+        let pending = Pending {
+            memento: Mutex::new(Some(Box::new(originator.create_memento()))),
+            encoded: OnceLock::new(),
+        };
+        self.put(id, Entry::Pending(Arc::new(pending)));
+        Ok(())
     }
 
-    /// Stores `memento` under `id`, as [`capture`](Self::capture) does with an originator's.
+    /// Encodes `memento` now and stores it under `id` (a borrowed memento cannot wait).
     ///
     /// # Errors
-    /// As for [`capture`](Self::capture).
+    /// [`Error::InvalidId`], as for [`capture`](Self::capture); [`Error::Encode`] if the codec
+    /// cannot encode it. On error the snapshot is unchanged.
     pub fn capture_memento<M: Serialize + ?Sized>(&mut self, id: &str, memento: &M) -> Result<()> {
         check_id(id)?;
         let bytes = self.codec.encode(memento).map_err(|e| e.encoding(id))?;
-        self.mementos.insert(id.to_owned(), Blob::owned(bytes));
+        self.put(id, Entry::Encoded(Blob::owned(bytes)));
         Ok(())
+    }
+
+    fn put(&mut self, id: &str, entry: Entry) {
+        self.deleted.remove(id);
+        self.mementos.insert(id.to_owned(), entry);
+    }
+
+    /// Records that the memento `id` no longer exists (its entity was destroyed, say), for an
+    /// [incremental save](crate::SaveLoadManager::save_incremental): the slot forgets it. Any
+    /// memento captured under `id` in this snapshot is dropped. A full save ignores deletions:
+    /// it writes exactly the mementos it holds.
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`], as for [`capture`](Self::capture).
+    pub fn mark_deleted(&mut self, id: &str) -> Result<()> {
+        check_id(id)?;
+        self.mementos.remove(id);
+        self.deleted.insert(id.to_owned());
+        Ok(())
+    }
+
+    /// The ids marked deleted, in ascending order.
+    pub fn deleted_ids(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.deleted.iter().map(String::as_str)
     }
 
     /// Decodes the memento stored under `id` and hands it to `originator`. No other memento is
@@ -161,17 +257,27 @@ impl Snapshot {
     /// # Errors
     /// [`Error::MissingMemento`] or [`Error::Decode`], as for [`restore`](Self::restore).
     pub fn memento<M: DeserializeOwned>(&self, id: &str) -> Result<M> {
-        let blob = self
-            .mementos
-            .get(id)
-            .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?;
-        self.codec.decode(blob.bytes()).map_err(|e| e.decoding(id))
+        let bytes = self.encoded(id)?;
+        self.codec.decode(bytes).map_err(|e| e.decoding(id))
     }
 
-    /// The encoded bytes of the memento under `id`, in the snapshot's codec.
+    /// The encoded bytes of the memento under `id`, in the snapshot's codec (encoding a captured
+    /// memento now, if it was not yet).
+    ///
+    /// # Errors
+    /// [`Error::MissingMemento`] if there is none; [`Error::Encode`] if it cannot be encoded.
+    pub fn encoded(&self, id: &str) -> Result<&[u8]> {
+        self.mementos
+            .get(id)
+            .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?
+            .bytes(self.codec, id)
+    }
+
+    /// The encoded bytes of the memento under `id`, or `None` if there is none or it cannot be
+    /// encoded (see [`encoded`](Self::encoded) for the error).
     #[must_use]
     pub fn raw(&self, id: &str) -> Option<&[u8]> {
-        self.mementos.get(id).map(Blob::bytes)
+        self.encoded(id).ok()
     }
 
     /// Stores already-encoded memento bytes under `id`. The bytes must be one complete value
@@ -181,7 +287,7 @@ impl Snapshot {
     /// [`Error::InvalidId`], as for [`capture`](Self::capture).
     pub fn insert_raw(&mut self, id: &str, bytes: Vec<u8>) -> Result<()> {
         check_id(id)?;
-        self.mementos.insert(id.to_owned(), Blob::owned(bytes));
+        self.put(id, Entry::Encoded(Blob::owned(bytes)));
         Ok(())
     }
 
@@ -213,10 +319,14 @@ impl Snapshot {
         self.mementos.is_empty()
     }
 
-    /// Total size of the encoded mementos in bytes.
+    /// Total size of the encoded mementos in bytes (encoding captured mementos now; one that
+    /// cannot be encoded counts 0).
     #[must_use]
     pub fn encoded_len(&self) -> usize {
-        self.mementos.values().map(|b| b.range.len()).sum()
+        self.mementos
+            .iter()
+            .map(|(id, e)| e.bytes(self.codec, id).map_or(0, <[u8]>::len))
+            .sum()
     }
 
     /// The snapshot's metadata.
@@ -297,34 +407,85 @@ impl Snapshot {
         generation: u64,
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
+        self.seal(FileKind::Save, slot, schema_version, generation, None, key)
+    }
+
+    /// The bytes of one journal record: this snapshot as the delta number `sequence` after the
+    /// base save of generation `base_generation`, with its deletions.
+    pub(crate) fn seal_delta(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        base_generation: u64,
+        sequence: u64,
+        key: Option<&Key>,
+    ) -> Result<Vec<u8>> {
+        let kind = FileKind::Delta;
+        self.seal(
+            kind,
+            slot,
+            schema_version,
+            base_generation,
+            Some(sequence),
+            key,
+        )
+    }
+
+    fn seal(
+        &self,
+        kind: FileKind,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        sequence: Option<u64>,
+        key: Option<&Key>,
+    ) -> Result<Vec<u8>> {
         let key = match key {
             Some(key) => Some((key, envelope::random_nonce()?)),
             None => None,
         };
         let params = SealParams {
             codec: self.codec,
-            kind: FileKind::Save,
+            kind,
             slot,
             schema_version,
             generation,
             saved_at: std::time::SystemTime::now(),
             metadata: &self.metadata,
             key,
+            delta: sequence.map(|n| (n, self.deleted_ids().collect())),
         };
-        envelope::seal(&params, &self.entries())
+        envelope::seal(&params, &self.entries()?)
     }
 
-    /// `(id, encoded memento)` pairs in ascending id order, for writing a file.
-    pub(crate) fn entries(&self) -> Vec<(&str, &[u8])> {
+    /// `(id, encoded memento)` pairs in ascending id order, for writing a file; captured
+    /// mementos are encoded now.
+    pub(crate) fn entries(&self) -> Result<Vec<(&str, &[u8])>> {
         self.mementos
             .iter()
-            .map(|(id, blob)| (id.as_str(), blob.bytes()))
+            .map(|(id, entry)| Ok((id.as_str(), entry.bytes(self.codec, id)?)))
             .collect()
+    }
+
+    /// Applies an incremental save's changes: its mementos replace or join these, its deletions
+    /// remove mementos, and its metadata becomes this snapshot's.
+    pub(crate) fn apply_delta(&mut self, delta: Snapshot) {
+        for id in &delta.deleted {
+            self.mementos.remove(id);
+        }
+        self.mementos.extend(delta.mementos);
+        self.metadata = delta.metadata;
     }
 
     /// The snapshot a checked file holds; its mementos share the file's buffer.
     pub(crate) fn from_opened(opened: Opened) -> Self {
-        let Opened { header, buf, toc } = opened;
+        let Opened {
+            header,
+            buf,
+            toc,
+            deleted,
+            ..
+        } = opened;
         let buf = Arc::new(buf);
         let mementos = toc
             .into_iter()
@@ -333,43 +494,57 @@ impl Snapshot {
                     buf: Arc::clone(&buf),
                     range: entry.range,
                 };
-                (entry.id, blob)
+                (entry.id, Entry::Encoded(blob))
             })
             .collect();
         Snapshot {
             codec: header.codec,
             metadata: header.metadata,
             mementos,
+            deleted: deleted.into_iter().collect(),
         }
     }
 }
 
 impl fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let sizes: BTreeMap<&str, usize> = self
+        let sizes: BTreeMap<&str, Option<usize>> = self
             .mementos
             .iter()
-            .map(|(id, b)| (id.as_str(), b.range.len()))
+            .map(|(id, e)| match e {
+                Entry::Encoded(b) => (id.as_str(), Some(b.range.len())),
+                Entry::Pending(_) => (id.as_str(), None),
+            })
             .collect();
         f.debug_struct("Snapshot")
             .field("codec", &self.codec)
             .field("metadata", &self.metadata)
             .field("memento_sizes", &sizes)
+            .field("deleted", &self.deleted)
             .finish()
     }
 }
 
-/// Two snapshots are equal when they have the same codec, metadata and memento bytes.
+/// Two snapshots are equal when they have the same codec, metadata, deletions and memento
+/// bytes (captured mementos are encoded to compare them; one that cannot be encoded equals
+/// nothing).
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Self) -> bool {
         self.codec == other.codec
             && self.metadata == other.metadata
+            && self.deleted == other.deleted
             && self.mementos.len() == other.mementos.len()
             && self
                 .mementos
                 .iter()
                 .zip(&other.mementos)
-                .all(|((a, x), (b, y))| a == b && x.bytes() == y.bytes())
+                .all(|((a, x), (b, y))| {
+                    a == b
+                        && matches!(
+                            (x.bytes(self.codec, a), y.bytes(other.codec, b)),
+                            (Ok(p), Ok(q)) if p == q
+                        )
+                })
     }
 }
 

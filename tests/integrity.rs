@@ -147,6 +147,7 @@ fn editing_any_header_or_metadata_byte_with_the_crc_recomputed_fails_to_open() {
                         | Error::UnsupportedFormat { .. }
                         | Error::UnknownFlags { .. }
                         | Error::UnknownCodec { .. }
+                        | Error::WrongFileKind { .. }
                         | Error::SlotMismatch { .. }
                         | Error::NewerSchema { .. }
                         | Error::NotEncrypted

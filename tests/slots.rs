@@ -28,8 +28,8 @@ impl Storage for Counting {
         self.whole_reads.fetch_add(1, Ordering::SeqCst);
         self.inner.read(name, limit)
     }
-    fn read_head(&self, name: &str, len: usize) -> savegame::Result<Option<Head>> {
-        let head = self.inner.read_head(name, len)?;
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> savegame::Result<Option<Head>> {
+        let head = self.inner.read_at(name, offset, len)?;
         if let Some(h) = &head {
             self.head_bytes
                 .fetch_add(h.bytes.len() as u64, Ordering::SeqCst);
@@ -38,6 +38,9 @@ impl Storage for Counting {
     }
     fn write(&self, name: &str, bytes: &[u8], keep: u32) -> savegame::Result<()> {
         self.inner.write(name, bytes, keep)
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> savegame::Result<()> {
+        self.inner.append(name, bytes)
     }
     fn remove(&self, name: &str) -> savegame::Result<()> {
         self.inner.remove(name)

@@ -1,7 +1,7 @@
 //! Save files in a folder: [`FsStorage`], over the [`FileSystem`] primitives.
 
 use std::fmt;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -48,17 +48,23 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
     /// The operating system's error; `NotFound` if there is no file.
     fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>>;
 
-    /// Reads up to `len` bytes from the start of the file, and returns the file's length.
+    /// Reads up to `len` bytes from byte `offset` of the file, and returns the file's length.
     ///
     /// # Errors
     /// The operating system's error; `NotFound` if there is no file.
-    fn read_head(&self, path: &Path, len: usize) -> io::Result<(Vec<u8>, u64)>;
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)>;
 
     /// Creates (or truncates) the file at `path` for writing.
     ///
     /// # Errors
     /// The operating system's error.
     fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
+
+    /// Opens the file at `path` for appending, creating it if missing.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WriteFile>>;
 
     /// Renames `from` to `to`, atomically replacing `to`.
     ///
@@ -149,16 +155,28 @@ impl FileSystem for StdFs {
         Ok(buf)
     }
 
-    fn read_head(&self, path: &Path, len: usize) -> io::Result<(Vec<u8>, u64)> {
-        let file = std::fs::File::open(path)?;
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
+        let mut file = std::fs::File::open(path)?;
         let file_len = file.metadata()?.len();
-        let mut buf = Vec::with_capacity(len.min(usize::try_from(file_len).unwrap_or(len)));
-        file.take(len as u64).read_to_end(&mut buf)?;
+        let available = file_len.saturating_sub(offset);
+        let mut buf = Vec::with_capacity(usize::try_from(available).unwrap_or(len).min(len));
+        if available > 0 {
+            file.seek(SeekFrom::Start(offset))?;
+            file.take(len as u64).read_to_end(&mut buf)?;
+        }
         Ok((buf, file_len))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
         Ok(Box::new(StdFile(std::fs::File::create(path)?)))
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(Box::new(StdFile(file)))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -216,7 +234,8 @@ impl FileSystem for StdFs {
 
 /// Save files in one folder, written crash-safely.
 ///
-/// A write goes: write `name.tmp`, fsync it; rotate the backups (`name.bak{i}` to
+/// An append (of a journal record) writes at the end of the file and fsyncs it, and fsyncs the
+/// folder when it created the file. A write goes: write `name.tmp`, fsync it; rotate the backups (`name.bak{i}` to
 /// `name.bak{i+1}`), hard-link the current `name` as `name.bak1` (copying it where the file
 /// system has no hard links); rename `name.tmp` over `name`; fsync the folder. At every instant
 /// `name` is either the old file or the new one.
@@ -352,13 +371,32 @@ impl Storage for FsStorage {
         }
     }
 
-    fn read_head(&self, name: &str, len: usize) -> Result<Option<Head>> {
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>> {
         let path = self.dir.join(name);
-        match self.fs.read_head(&path, len) {
+        match self.fs.read_at(&path, offset, len) {
             Ok((bytes, file_len)) => Ok(Some(Head { bytes, file_len })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(path, e)),
         }
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        check_name(name)?;
+        let path = self.dir.join(name);
+        let existed = self.exists(&path)?;
+        let mut file = self
+            .fs
+            .open_append(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        file.write_all(bytes).map_err(|e| Error::io(&path, e))?;
+        file.sync().map_err(|e| Error::io(&path, e))?;
+        if !existed {
+            // A new file's name is durable only once its folder is.
+            self.fs
+                .sync_dir(&self.dir)
+                .map_err(|e| Error::io(&self.dir, e))?;
+        }
+        Ok(())
     }
 
     fn write(&self, name: &str, bytes: &[u8], keep_previous: u32) -> Result<()> {

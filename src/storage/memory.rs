@@ -59,11 +59,28 @@ impl Storage for MemoryStorage {
         Ok(Some(bytes.as_ref().clone()))
     }
 
-    fn read_head(&self, name: &str, len: usize) -> Result<Option<Head>> {
-        Ok(self.files().get(name).map(|bytes| Head {
-            bytes: bytes[..len.min(bytes.len())].to_vec(),
-            file_len: bytes.len() as u64,
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>> {
+        Ok(self.files().get(name).map(|bytes| {
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let end = start.saturating_add(len).min(bytes.len());
+            Head {
+                bytes: bytes[start..end].to_vec(),
+                file_len: bytes.len() as u64,
+            }
         }))
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        let mut files = self.files();
+        let mut contents = files
+            .get(name)
+            .map(|b| b.as_ref().clone())
+            .unwrap_or_default();
+        contents.extend_from_slice(bytes);
+        files.insert(name.to_owned(), Arc::new(contents));
+        Ok(())
     }
 
     fn write(&self, name: &str, bytes: &[u8], keep_previous: u32) -> Result<()> {

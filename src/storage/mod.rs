@@ -36,10 +36,10 @@ pub struct StoredFile {
     pub len: u64,
 }
 
-/// The first bytes of a file, and the file's total length.
+/// Some bytes of a file, and the file's total length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
-    /// Up to the number of bytes asked for (fewer if the file is shorter).
+    /// Up to the number of bytes asked for (fewer at the end of the file).
     pub bytes: Vec<u8>,
     /// The file's total length in bytes.
     pub file_len: u64,
@@ -88,12 +88,21 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// before it is read); [`Error::Io`](crate::Error::Io) when reading fails.
     fn read(&self, name: &str, limit: u64) -> Result<Option<Vec<u8>>>;
 
+    /// Reads up to `len` bytes of `name` from byte `offset` (fewer at the end of the file), or
+    /// `None` if it does not exist.
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) when reading fails.
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>>;
+
     /// Reads the first `len` bytes of `name` (fewer if it is shorter), or `None` if it does not
     /// exist.
     ///
     /// # Errors
     /// [`Error::Io`](crate::Error::Io) when reading fails.
-    fn read_head(&self, name: &str, len: usize) -> Result<Option<Head>>;
+    fn read_head(&self, name: &str, len: usize) -> Result<Option<Head>> {
+        self.read_at(name, 0, len)
+    }
 
     /// Atomically and durably replaces `name` with `bytes`, keeping `keep_previous` backups
     /// (see the trait docs).
@@ -102,6 +111,15 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// [`Error::Io`](crate::Error::Io) when any step fails (a full disk, say). The old bytes of
     /// `name` are then intact, and no temporary file is left behind.
     fn write(&self, name: &str, bytes: &[u8], keep_previous: u32) -> Result<()>;
+
+    /// Appends `bytes` to `name`, creating it if needed, durably: when this returns `Ok` the
+    /// bytes survive a crash. A crash or an error during the append may leave any prefix of
+    /// `bytes` at the end of the file (a torn tail); readers must detect it (journal records
+    /// carry their length and a CRC).
+    ///
+    /// # Errors
+    /// [`Error::Io`](crate::Error::Io) when any step fails.
+    fn append(&self, name: &str, bytes: &[u8]) -> Result<()>;
 
     /// Durably deletes `name`. Deleting a name that does not exist is not an error.
     ///

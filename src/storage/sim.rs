@@ -510,11 +510,31 @@ impl FileSystem for SimFs {
         Ok(data.clone())
     }
 
-    fn read_head(&self, path: &Path, len: usize) -> io::Result<(Vec<u8>, u64)> {
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
         let state = self.state();
         let inode = state.model.inode_of(path)?;
         let data = &state.model.inodes[inode].data;
-        Ok((data[..len.min(data.len())].to_vec(), data.len() as u64))
+        let start = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(data.len());
+        let end = start.saturating_add(len).min(data.len());
+        Ok((data[start..end].to_vec(), data.len() as u64))
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let existing = self.state().model.live.get(path).copied();
+        let inode = match existing {
+            Some(inode) => inode,
+            None => self.run(
+                Op::Create(path.to_path_buf()),
+                Internal::Create(path.to_path_buf()),
+            )?,
+        };
+        Ok(Box::new(SimFile {
+            fs: self.clone(),
+            inode,
+            path: path.to_path_buf(),
+        }))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {

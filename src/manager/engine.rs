@@ -1,0 +1,556 @@
+//! The manager's shared state and the work it does: full saves, loads with backup fallback,
+//! the load menu. Shared by the game thread and the background worker.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use super::journal::{JournalState, journal_name};
+use super::{LoadReport, Loaded, MigrationPlan, SaveReport};
+use crate::codec::Codec;
+use crate::envelope::{self, FileKind, Header, Key};
+use crate::error::{Error, Result};
+use crate::migrate::Migrations;
+use crate::slot::{SlotId, SlotInfo, SlotStatus};
+use crate::snapshot::Snapshot;
+use crate::storage::{Storage, backup_name, parse_backup_name, pre_migration_name};
+
+/// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
+/// the metadata.
+pub(super) const HEAD_READ: usize = 4096;
+
+/// Everything a manager knows and does, shared with its worker thread.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(super) storage: std::sync::Arc<dyn Storage>,
+    pub(super) codec: Codec,
+    pub(super) key: Option<Key>,
+    pub(super) allow_unencrypted: bool,
+    pub(super) schema_version: u32,
+    pub(super) migrations: Migrations,
+    pub(super) backups: u32,
+    pub(super) max_file_size: u64,
+    pub(super) autosave_slots: u32,
+    pub(super) compact_percent: u32,
+    /// Primary files this manager wrote, or read and checked in full, by name. A save trusts
+    /// such a file as sound (to rotate it into the backups, or to append deltas to it) without
+    /// reading it again, as long as its header and length are unchanged; any other file is read
+    /// and checked in full.
+    pub(super) verified: Mutex<HashMap<String, Stamp>>,
+    /// What the manager knows of each journal it appended to or read whole.
+    pub(super) journals: Mutex<HashMap<String, JournalState>>,
+    /// Held while an autosave picks its slot and writes it, so two autosaves never pick the same.
+    pub(super) autosave_lock: Mutex<()>,
+}
+
+/// What identifies a file the manager has seen whole: its length and header fields that change
+/// with every save.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Stamp {
+    len: u64,
+    generation: u64,
+    saved_at: SystemTime,
+}
+
+impl Stamp {
+    pub(super) fn of(header: &Header, len: u64) -> Self {
+        Stamp {
+            len,
+            generation: header.generation,
+            saved_at: header.saved_at,
+        }
+    }
+}
+
+/// What the manager knows of a slot's current primary file before replacing it.
+struct Previous {
+    /// Its generation, when its header could be read.
+    generation: u64,
+    /// Whether it passed the checksum and header checks (only then is it kept as a backup).
+    sound: bool,
+    /// A sound file at an older schema version, with its version: kept as a pre-migration
+    /// backup before it is replaced.
+    older: Option<(u32, Vec<u8>)>,
+}
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Engine {
+    /// A full save, taking the slot's lock.
+    pub(super) fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        let name = slot.file_name();
+        let _lock = self.storage.lock(&name)?;
+        self.save_locked(slot, snapshot)
+    }
+
+    /// A full save, with the slot's lock held: a new base, and the end of its journal.
+    pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        let name = slot.file_name();
+        let journal = journal_name(&name);
+        let previous = self.previous(&name)?;
+        // Deltas name their base by generation: a new base must never reuse the generation a
+        // leftover journal was written for.
+        let generation = previous
+            .generation
+            .max(self.journal_generation(&journal))
+            .saturating_add(1);
+        let bytes = snapshot.seal_file(slot, self.schema_version, generation, self.key.as_ref())?;
+        let header = envelope::parse_header(&bytes, None)?;
+        let path = self.storage.locate(&name);
+        if bytes.len() as u64 > self.max_file_size {
+            return Err(Error::TooLarge {
+                path,
+                size: bytes.len() as u64,
+                limit: self.max_file_size,
+            });
+        }
+        if let Some((version, old)) = &previous.older {
+            // The last file at an older schema version is kept as it was, before anything
+            // replaces it.
+            self.storage
+                .write(&pre_migration_name(&name, *version), old, 0)?;
+        }
+        let keep = if previous.sound { self.backups } else { 0 };
+        let stamp = Stamp::of(&header, bytes.len() as u64);
+        self.forget(&name);
+        self.storage.write(&name, &bytes, keep)?;
+        self.remember(&name, stamp);
+        // The new base holds everything: its old journal is obsolete. Should removing it fail,
+        // its deltas name the old generation and are ignored, and replaced by the next
+        // incremental save.
+        lock(&self.journals).remove(&journal);
+        let _ = self.storage.remove(&journal);
+        Ok(SaveReport {
+            slot,
+            path,
+            bytes: bytes.len() as u64,
+            generation,
+            saved_at: header.saved_at,
+        })
+    }
+
+    pub(super) fn remember(&self, name: &str, stamp: Stamp) {
+        lock(&self.verified).insert(name.to_owned(), stamp);
+    }
+
+    fn forget(&self, name: &str) {
+        lock(&self.verified).remove(name);
+    }
+
+    pub(super) fn is_verified(&self, name: &str, stamp: Stamp) -> bool {
+        lock(&self.verified).get(name) == Some(&stamp)
+    }
+
+    /// Checks the slot's current primary file before it is replaced: from its header alone when
+    /// it is the file this manager last wrote or checked, in full otherwise.
+    fn previous(&self, name: &str) -> Result<Previous> {
+        if let Ok(Some((header, len))) = self.read_header(name)
+            && header.schema_version == self.schema_version
+            && self.is_verified(name, Stamp::of(&header, len))
+        {
+            return Ok(Previous {
+                generation: header.generation,
+                sound: true,
+                older: None,
+            });
+        }
+        let damaged = || Previous {
+            generation: self.backup_generation(name),
+            sound: false,
+            older: None,
+        };
+        let bytes = match self.storage.read(name, self.max_file_size) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(damaged()),
+            Err(e) if e.is_corruption() => return Ok(damaged()),
+            Err(e) => return Err(e),
+        };
+        match check_sound(&bytes) {
+            Ok(header) => {
+                if header.schema_version > self.schema_version {
+                    return Err(Error::NewerSchema {
+                        found: header.schema_version,
+                        supported: self.schema_version,
+                    });
+                }
+                let older = (header.schema_version < self.schema_version)
+                    .then_some((header.schema_version, bytes));
+                Ok(Previous {
+                    generation: header.generation,
+                    sound: true,
+                    older,
+                })
+            }
+            Err(e @ Error::UnsupportedFormat { .. }) => Err(e),
+            Err(_) => Ok(damaged()),
+        }
+    }
+
+    /// The generation in the newest backup's header, or 0: keeps generations increasing when
+    /// the primary is missing or damaged.
+    fn backup_generation(&self, name: &str) -> u64 {
+        self.read_header(&backup_name(name, 1))
+            .ok()
+            .flatten()
+            .map_or(0, |(h, _)| h.generation)
+    }
+
+    /// Loads a slot: the newest sound copy of its base, its journal's deltas, then migration.
+    pub(super) fn load(&self, slot: SlotId) -> Result<Loaded> {
+        let name = slot.file_name();
+        let mut candidates = vec![(name.clone(), None)];
+        candidates.extend(
+            self.backups_of(&name)?
+                .into_iter()
+                .map(|i| (backup_name(&name, i), Some(i))),
+        );
+        let mut primary_problem: Option<Error> = None;
+        let mut damaged = 0;
+        for (file, backup) in candidates {
+            let bytes = match self.storage.read(&file, self.max_file_size) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => continue,
+                Err(e) if e.is_corruption() || matches!(e, Error::Io { .. }) => {
+                    damaged += 1;
+                    primary_problem.get_or_insert(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let len = bytes.len() as u64;
+            match self.open_base(slot, bytes) {
+                Ok((mut snapshot, header)) => {
+                    if backup.is_none() {
+                        self.remember(&file, Stamp::of(&header, len));
+                    }
+                    let (deltas, journal_problem) =
+                        self.apply_journal(slot, &journal_name(&name), &header, &mut snapshot)?;
+                    let snapshot = self.migrate(snapshot, header.schema_version)?;
+                    let missing = backup.is_some() && primary_problem.is_none();
+                    let problem = primary_problem.map(|e| e.to_string());
+                    return Ok(Loaded {
+                        snapshot,
+                        report: LoadReport {
+                            slot,
+                            path: self.storage.locate(&file),
+                            recovered_from_backup: backup,
+                            primary_problem: if missing {
+                                Some("the primary file is missing".into())
+                            } else {
+                                problem
+                            },
+                            migrated_from: (header.schema_version < self.schema_version)
+                                .then_some(header.schema_version),
+                            deltas,
+                            journal_problem,
+                            header,
+                        },
+                    });
+                }
+                Err(e) if e.is_corruption() => {
+                    damaged += 1;
+                    primary_problem.get_or_insert(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        match primary_problem {
+            None => Err(Error::SlotEmpty { slot }),
+            Some(e) if damaged == 1 => Err(e),
+            Some(e) => Err(Error::AllCopiesDamaged {
+                slot,
+                copies: damaged,
+                primary: Box::new(e),
+            }),
+        }
+    }
+
+    /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).
+    fn open_base(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
+        let opened = envelope::open(bytes, FileKind::Save, self.key.as_ref())?;
+        let header = opened.header.clone();
+        self.check_file(slot, &header)?;
+        Ok((Snapshot::from_opened(opened), header))
+    }
+
+    /// The checks every file of a slot must pass once opened.
+    pub(super) fn check_file(&self, slot: SlotId, header: &Header) -> Result<()> {
+        self.check_encryption(header)?;
+        if header.slot != slot {
+            return Err(Error::SlotMismatch {
+                expected: slot,
+                found: header.slot,
+            });
+        }
+        if header.schema_version > self.schema_version {
+            return Err(Error::NewerSchema {
+                found: header.schema_version,
+                supported: self.schema_version,
+            });
+        }
+        Ok(())
+    }
+
+    /// Brings a snapshot at schema version `from` up to the game's.
+    fn migrate(&self, snapshot: Snapshot, from: u32) -> Result<Snapshot> {
+        if from == self.schema_version {
+            return Ok(snapshot);
+        }
+        self.migrations
+            .migrate_snapshot(&snapshot, from, self.schema_version)
+    }
+
+    /// Refuses a plain save when the manager has a key (unless allowed).
+    fn check_encryption(&self, header: &Header) -> Result<()> {
+        if self.key.is_some() && !header.encrypted && !self.allow_unencrypted {
+            return Err(Error::NotEncrypted);
+        }
+        Ok(())
+    }
+
+    /// Indices of the backups of `name` present in the storage, ascending.
+    fn backups_of(&self, name: &str) -> Result<Vec<u32>> {
+        let mut found: Vec<u32> = self
+            .storage
+            .list()?
+            .iter()
+            .filter_map(|f| match parse_backup_name(&f.name) {
+                Some((primary, i)) if primary == name => Some(i),
+                _ => None,
+            })
+            .collect();
+        found.sort_unstable();
+        Ok(found)
+    }
+
+    /// Reads and parses the header of `file`: `None` when it does not exist.
+    pub(super) fn read_header(&self, file: &str) -> Result<Option<(Header, u64)>> {
+        self.read_header_at(file, 0, true)
+    }
+
+    /// Reads and parses the header of the file, or of the journal record at `offset` of it:
+    /// `(header, file length)`. With `whole_file`, the header's lengths must add up to the
+    /// file's.
+    pub(super) fn read_header_at(
+        &self,
+        file: &str,
+        offset: u64,
+        whole_file: bool,
+    ) -> Result<Option<(Header, u64)>> {
+        let Some(head) = self.storage.read_at(file, offset, HEAD_READ)? else {
+            return Ok(None);
+        };
+        let needed = envelope::header_len(&head.bytes)?;
+        let head = if needed > head.bytes.len() && (needed as u64) <= head.file_len {
+            match self.storage.read_at(file, offset, needed)? {
+                Some(head) => head,
+                None => return Ok(None),
+            }
+        } else {
+            head
+        };
+        let file_len = whole_file.then_some(head.file_len);
+        let header = envelope::parse_header(&head.bytes, file_len)?;
+        Ok(Some((header, head.file_len)))
+    }
+
+    /// Every slot with a file, for a load menu.
+    pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
+        #[derive(Default)]
+        struct Found {
+            primary: bool,
+            backups: u32,
+            journal: bool,
+        }
+        let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
+        for file in self.storage.list()? {
+            if let Some(slot) = SlotId::from_file_name(&file.name) {
+                slots.entry(slot).or_default().primary = true;
+            } else if let Some(slot) =
+                parse_backup_name(&file.name).and_then(|(p, _)| SlotId::from_file_name(p))
+            {
+                slots.entry(slot).or_default().backups += 1;
+            } else if let Some(slot) = file
+                .name
+                .strip_suffix(".journal")
+                .and_then(SlotId::from_file_name)
+            {
+                slots.entry(slot).or_default().journal = true;
+            }
+        }
+        Ok(slots
+            .into_iter()
+            .filter(|(_, f)| f.primary || f.backups > 0)
+            .map(|(slot, f)| self.slot_info(slot, f.primary, f.backups, f.journal))
+            .collect())
+    }
+
+    /// What the load menu shows for one slot.
+    pub(super) fn info(&self, slot: SlotId) -> Result<SlotInfo> {
+        let name = slot.file_name();
+        let backups = self.backups_of(&name)?.len() as u32;
+        let has_primary = self.storage.read_head(&name, 0)?.is_some();
+        if !has_primary && backups == 0 {
+            return Err(Error::SlotEmpty { slot });
+        }
+        let has_journal = self.storage.read_head(&journal_name(&name), 0)?.is_some();
+        Ok(self.slot_info(slot, has_primary, backups, has_journal))
+    }
+
+    fn slot_info(&self, slot: SlotId, has_primary: bool, backups: u32, journal: bool) -> SlotInfo {
+        let unreadable = |reason: String| SlotInfo {
+            slot,
+            file_size: 0,
+            backups,
+            status: SlotStatus::Unreadable { reason },
+            header: None,
+            deltas: 0,
+            latest: None,
+            total_size: 0,
+        };
+        if !has_primary {
+            return unreadable(format!(
+                "the primary file is missing ({backups} backup(s) remain)"
+            ));
+        }
+        let (header, file_size) = match self.read_header(&slot.file_name()) {
+            Ok(Some(found)) => found,
+            Ok(None) => return unreadable("the primary file vanished while listing".into()),
+            Err(e) => return unreadable(e.to_string()),
+        };
+        let status = if header.slot != slot {
+            SlotStatus::Unreadable {
+                reason: format!("the file belongs to slot {}", header.slot),
+            }
+        } else if header.schema_version > self.schema_version {
+            SlotStatus::NewerSchema {
+                found: header.schema_version,
+                supported: self.schema_version,
+            }
+        } else if header.encrypted && self.key.is_none() {
+            SlotStatus::NeedsKey
+        } else if let Err(e) = self.check_encryption(&header) {
+            SlotStatus::Unreadable {
+                reason: e.to_string(),
+            }
+        } else {
+            SlotStatus::Ready
+        };
+        let summary = if journal {
+            self.journal_summary(&journal_name(&slot.file_name()), header.generation)
+        } else {
+            Default::default()
+        };
+        SlotInfo {
+            slot,
+            file_size,
+            backups,
+            status,
+            header: Some(header),
+            deltas: summary.deltas,
+            latest: summary.latest,
+            total_size: file_size + summary.len,
+        }
+    }
+
+    /// What loading `slot` would migrate.
+    pub(super) fn plan_migration(&self, slot: SlotId) -> Result<MigrationPlan> {
+        let (header, _) = self
+            .read_header(&slot.file_name())?
+            .ok_or(Error::SlotEmpty { slot })?;
+        let from = header.schema_version;
+        if from > self.schema_version {
+            return Err(Error::NewerSchema {
+                found: from,
+                supported: self.schema_version,
+            });
+        }
+        Ok(MigrationPlan {
+            slot,
+            from,
+            to: self.schema_version,
+            steps: self.migrations.plan(from, self.schema_version)?,
+        })
+    }
+
+    /// Is there anything in `slot`?
+    pub(super) fn exists(&self, slot: SlotId) -> Result<bool> {
+        let name = slot.file_name();
+        Ok(self.storage.read_head(&name, 0)?.is_some() || !self.backups_of(&name)?.is_empty())
+    }
+
+    /// Deletes every file of `slot`.
+    pub(super) fn delete(&self, slot: SlotId) -> Result<bool> {
+        let name = slot.file_name();
+        let _lock = self.storage.lock(&name)?;
+        let mut any = false;
+        for i in self.backups_of(&name)? {
+            self.storage.remove(&backup_name(&name, i))?;
+            any = true;
+        }
+        let prefix = format!("{name}.v");
+        let journal = journal_name(&name);
+        for file in self.storage.list()? {
+            let kept = file.name.starts_with(&prefix) && file.name.ends_with(".bak");
+            if kept || file.name == journal {
+                self.storage.remove(&file.name)?;
+                any = true;
+            }
+        }
+        lock(&self.journals).remove(&journal);
+        if self.storage.read_head(&name, 0)?.is_some() {
+            self.storage.remove(&name)?;
+            any = true;
+        }
+        self.forget(&name);
+        Ok(any)
+    }
+
+    /// An autosave: the rotation's empty slot, or else its oldest, never one holding a save
+    /// from a newer version of the game.
+    pub(super) fn autosave(&self, snapshot: &Snapshot) -> Result<SaveReport> {
+        let _pick = lock(&self.autosave_lock);
+        let slot = self.next_autosave_slot()?;
+        self.save(slot, snapshot)
+    }
+
+    /// The autosave slot the next autosave writes.
+    pub(super) fn next_autosave_slot(&self) -> Result<SlotId> {
+        let mut oldest: Option<(SystemTime, SlotId)> = None;
+        let mut newer = None;
+        for n in 1..=self.autosave_slots {
+            let slot = SlotId::Autosave(n);
+            let saved_at = match self.read_header(&slot.file_name()) {
+                Ok(None) => return Ok(slot),
+                // A damaged autosave is the first to be reused.
+                Err(_) => SystemTime::UNIX_EPOCH,
+                Ok(Some((header, _))) if header.schema_version > self.schema_version => {
+                    newer.get_or_insert(header.schema_version);
+                    continue;
+                }
+                Ok(Some((header, _))) => header.saved_at,
+            };
+            if oldest.is_none_or(|(t, _)| saved_at < t) {
+                oldest = Some((saved_at, slot));
+            }
+        }
+        match (oldest, newer) {
+            (Some((_, slot)), _) => Ok(slot),
+            (None, Some(found)) => Err(Error::NewerSchema {
+                found,
+                supported: self.schema_version,
+            }),
+            (None, None) => Err(Error::Config {
+                reason: "there are no autosave slots".into(),
+            }),
+        }
+    }
+}
+
+/// Checks a whole file's magic, CRC and header, without decrypting it.
+pub(super) fn check_sound(bytes: &[u8]) -> Result<Header> {
+    envelope::check_crc(bytes)?;
+    envelope::parse_header(bytes, Some(bytes.len() as u64))
+}

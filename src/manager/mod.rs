@@ -1,0 +1,573 @@
+//! The caretaker: [`SaveLoadManager`] saves snapshots to slots (at once, in the background, or
+//! incrementally), loads them back, and lists them.
+
+mod background;
+mod engine;
+mod journal;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+pub use background::{SaveHandle, SaveStatus};
+use background::{Target, Worker};
+use engine::Engine;
+
+use crate::codec::Codec;
+use crate::envelope::{Header, Key};
+use crate::error::{Error, Result};
+use crate::migrate::{Migrations, StepInfo};
+use crate::slot::{SlotId, SlotInfo};
+use crate::snapshot::Snapshot;
+use crate::storage::{FsStorage, Storage};
+
+/// The default cap on a save file's size: 256 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+/// How many autosave slots the rotation has by default.
+pub const DEFAULT_AUTOSAVE_SLOTS: u32 = 3;
+/// By default a slot's journal is compacted into a new base once it grows past this share of
+/// the base, in percent.
+pub const DEFAULT_COMPACT_PERCENT: u32 = 50;
+
+/// Where the manager keeps its files.
+#[derive(Debug)]
+enum Location {
+    Dir(PathBuf),
+    App {
+        qualifier: String,
+        organization: String,
+        application: String,
+    },
+    Storage(Arc<dyn Storage>),
+}
+
+/// Builds a [`SaveLoadManager`]; see [`SaveLoadManager::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct ManagerBuilder {
+    location: Option<Location>,
+    codec: Codec,
+    key: Option<Key>,
+    allow_unencrypted: bool,
+    schema_version: u32,
+    migrations: Migrations,
+    backups: u32,
+    max_file_size: u64,
+    autosave_slots: u32,
+    compact_percent: u32,
+}
+
+impl ManagerBuilder {
+    /// Keep saves in this folder (created if missing).
+    pub fn directory(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.location = Some(Location::Dir(dir.into()));
+        self
+    }
+
+    /// Keep saves in the platform's data folder for this game, in a `saves` folder inside it
+    /// (through `directories::ProjectDirs`). On Linux that is
+    /// `~/.local/share/<application>/saves`; on Windows
+    /// `%APPDATA%\<organization>\<application>\data\saves`; on macOS
+    /// `~/Library/Application Support/<qualifier>.<organization>.<application>/saves`.
+    pub fn app(
+        mut self,
+        qualifier: impl Into<String>,
+        organization: impl Into<String>,
+        application: impl Into<String>,
+    ) -> Self {
+        self.location = Some(Location::App {
+            qualifier: qualifier.into(),
+            organization: organization.into(),
+            application: application.into(),
+        });
+        self
+    }
+
+    /// Keep saves in a storage of your own (a [`MemoryStorage`](crate::storage::MemoryStorage),
+    /// a cloud or console backend, an [`FsStorage`] over a simulated file system).
+    pub fn storage(mut self, storage: impl Storage) -> Self {
+        self.location = Some(Location::Storage(Arc::new(storage)));
+        self
+    }
+
+    /// The codec of new snapshots ([`SaveLoadManager::snapshot`]). Loading reads whichever
+    /// codec a file was written with. Default: MessagePack (JSON without the `msgpack` feature).
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// Encrypt saves with this key, and decrypt with it. Without a key, saves are written in
+    /// the clear (still checksummed), and encrypted saves are refused with
+    /// [`Error::KeyRequired`].
+    #[cfg(feature = "encryption")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+    pub fn key(mut self, key: Key) -> Self {
+        self.key = Some(key);
+        self
+    }
+
+    /// With a key, also load saves that are not encrypted (written by a development build
+    /// without a key, say). Off by default: otherwise a player could replace an encrypted save
+    /// with a forged plain one, which has only a CRC to check.
+    pub fn allow_unencrypted(mut self, allow: bool) -> Self {
+        self.allow_unencrypted = allow;
+        self
+    }
+
+    /// The game's current save-schema version (default 1). Saves record it; saves with a
+    /// newer version are refused and never overwritten.
+    pub fn schema_version(mut self, version: u32) -> Self {
+        self.schema_version = version;
+        self
+    }
+
+    /// The steps that bring older saves up to the current schema version (see
+    /// [`migrate`](crate::migrate)). The chain is checked by [`build`](Self::build).
+    pub fn migrations(mut self, migrations: Migrations) -> Self {
+        self.migrations = migrations;
+        self
+    }
+
+    /// How many previous saves of each slot to keep as backups (default 1; 0 keeps none).
+    pub fn backups(mut self, count: u32) -> Self {
+        self.backups = count;
+        self
+    }
+
+    /// The largest save file the manager writes or reads (default 256 MiB). Larger files are
+    /// refused before they are read.
+    pub fn max_file_size(mut self, bytes: u64) -> Self {
+        self.max_file_size = bytes;
+        self
+    }
+
+    /// How many slots the autosave rotation uses (default 3): `autosave-1.sav` to
+    /// `autosave-N.sav`, kept apart from the numbered slots.
+    pub fn autosave_slots(mut self, count: u32) -> Self {
+        self.autosave_slots = count;
+        self
+    }
+
+    /// Compact a slot's journal of incremental saves into a new base once the journal is
+    /// larger than `percent` percent of the base (default 50).
+    pub fn compact_at(mut self, percent: u32) -> Self {
+        self.compact_percent = percent;
+        self
+    }
+
+    /// Builds the manager, creating the save folder if needed.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when no location was given, the platform has no data folder, or the
+    /// schema version is 0, or there are no autosave slots; [`Error::MigrationChain`] when the
+    /// migration steps do not lead to the schema version; [`Error::Io`] when the folder cannot
+    /// be created.
+    pub fn build(self) -> Result<SaveLoadManager> {
+        if self.schema_version == 0 {
+            return Err(Error::Config {
+                reason: "schema versions start at 1".into(),
+            });
+        }
+        if self.autosave_slots == 0 {
+            return Err(Error::Config {
+                reason: "the autosave rotation needs at least one slot".into(),
+            });
+        }
+        self.migrations.check(self.schema_version)?;
+        let storage: Arc<dyn Storage> = match self.location {
+            None => {
+                return Err(Error::Config {
+                    reason: "no save location: call directory(), app() or storage()".into(),
+                });
+            }
+            Some(Location::Dir(dir)) => Arc::new(FsStorage::new(dir)?),
+            Some(Location::App {
+                qualifier,
+                organization,
+                application,
+            }) => {
+                let dirs = directories::ProjectDirs::from(&qualifier, &organization, &application)
+                    .ok_or_else(|| Error::Config {
+                        reason: "this platform has no data folder for the current user".into(),
+                    })?;
+                Arc::new(FsStorage::new(dirs.data_dir().join("saves"))?)
+            }
+            Some(Location::Storage(storage)) => storage,
+        };
+        Ok(SaveLoadManager {
+            engine: Arc::new(Engine {
+                storage,
+                codec: self.codec,
+                key: self.key,
+                allow_unencrypted: self.allow_unencrypted,
+                schema_version: self.schema_version,
+                migrations: self.migrations,
+                backups: self.backups,
+                max_file_size: self.max_file_size,
+                autosave_slots: self.autosave_slots,
+                compact_percent: self.compact_percent,
+                verified: Mutex::default(),
+                journals: Mutex::default(),
+                autosave_lock: Mutex::default(),
+            }),
+            worker: Worker::new(),
+        })
+    }
+}
+
+/// What [`SaveLoadManager::save`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SaveReport {
+    /// The slot.
+    pub slot: SlotId,
+    /// Where the file is.
+    pub path: PathBuf,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// The slot's save counter after this save.
+    pub generation: u64,
+    /// The time stamped into the file.
+    pub saved_at: SystemTime,
+}
+
+/// Where a loaded save came from.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// The slot.
+    pub slot: SlotId,
+    /// The file that was loaded.
+    pub path: PathBuf,
+    /// `Some(n)` when the primary file was missing or damaged and backup `n` was loaded
+    /// instead (1 is the newest backup). A game should tell the player.
+    pub recovered_from_backup: Option<u32>,
+    /// Why the primary file could not be used, when a backup was loaded.
+    pub primary_problem: Option<String>,
+    /// `Some(v)` when the save was at schema version `v`, older than the game's, and was
+    /// migrated on load. It is written back at the current version by the next save, which
+    /// first keeps the old file as `<slot file>.v<v>.bak`.
+    pub migrated_from: Option<u32>,
+    /// How many incremental saves (deltas from the slot's journal) were applied on top of the
+    /// base file.
+    pub deltas: u32,
+    /// Why the journal's deltas stopped before its end, when they did: a torn delta left by a
+    /// crash (dropped), a damaged one, or deltas written for another base (for example when the
+    /// base was recovered from a backup).
+    pub journal_problem: Option<String>,
+    /// The loaded file's header.
+    pub header: Header,
+}
+
+/// What [`SaveLoadManager::plan_migration`] found: which steps loading a slot would run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MigrationPlan {
+    /// The slot.
+    pub slot: SlotId,
+    /// The save's schema version.
+    pub from: u32,
+    /// The game's schema version.
+    pub to: u32,
+    /// The steps, in order (empty when the save is current).
+    pub steps: Vec<StepInfo>,
+}
+
+/// What [`SaveLoadManager::save_incremental`] wrote.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DeltaReport {
+    /// The slot.
+    pub slot: SlotId,
+    /// The delta's number since its base (1 for the first).
+    pub sequence: u64,
+    /// The delta's size in bytes.
+    pub bytes: u64,
+    /// The journal's size after the append.
+    pub journal_bytes: u64,
+    /// The new base, when the journal outgrew its share of the base and was compacted.
+    pub compacted: Option<SaveReport>,
+    /// Why compaction failed, when it did. The delta itself is on disk either way; compaction
+    /// is tried again after the next incremental save.
+    pub compaction_error: Option<Error>,
+}
+
+/// A loaded save: the snapshot and where it came from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The mementos and metadata.
+    pub snapshot: Snapshot,
+    /// Which file, and whether it was a backup.
+    pub report: LoadReport,
+}
+
+/// The caretaker: saves [`Snapshot`]s to slots, loads them back, lists slots for a load menu.
+///
+/// Build one per game with [`SaveLoadManager::builder`]. It is `Send + Sync`; share it by
+/// reference or in an `Arc`.
+///
+/// | to | call | the game thread pays |
+/// |---|---|---|
+/// | save now (a menu, a checkpoint) | [`save`](Self::save) | capture, encoding, sealing, the fsync'd write |
+/// | save without a stall | [`save_in_background`](Self::save_in_background) | capture and a hand-off; a worker thread does the rest |
+/// | save what changed in a big world | [`save_incremental`](Self::save_incremental) | capture of the changed mementos, encoding them, an fsync'd append |
+/// | autosave | [`autosave`](Self::autosave), [`autosave_in_background`](Self::autosave_in_background) | as above; the rotation's oldest slot is reused |
+/// | quicksave | [`save`](Self::save) to [`SlotId::Quicksave`] | as for `save` |
+///
+/// ```
+/// use savegame::{Codec, SaveLoadManager, SlotId};
+///
+/// # let dir = tempfile::tempdir().unwrap();
+/// let manager = SaveLoadManager::builder()
+///     .directory(dir.path())
+///     .codec(Codec::Json)
+///     .build()?;
+///
+/// let mut snapshot = manager.snapshot().with_label("Level 3");
+/// snapshot.capture_memento("score", &1200u32)?;
+/// manager.save(SlotId::Numbered(3), &snapshot)?;
+///
+/// let menu = manager.list()?;
+/// assert_eq!(menu[0].label(), Some("Level 3"));
+///
+/// let loaded = manager.load(SlotId::Numbered(3))?;
+/// assert_eq!(loaded.snapshot.memento::<u32>("score")?, 1200);
+/// # Ok::<(), savegame::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct SaveLoadManager {
+    engine: Arc<Engine>,
+    worker: Worker,
+}
+
+impl SaveLoadManager {
+    /// A builder with the defaults: MessagePack, no key, schema version 1, one backup, a
+    /// 256 MiB size cap, three autosave slots, compaction at 50%. A location (`directory`,
+    /// `app` or `storage`) is required.
+    pub fn builder() -> ManagerBuilder {
+        ManagerBuilder {
+            location: None,
+            codec: if cfg!(feature = "msgpack") {
+                Codec::MessagePack
+            } else {
+                Codec::Json
+            },
+            key: None,
+            allow_unencrypted: false,
+            schema_version: 1,
+            migrations: Migrations::new(),
+            backups: 1,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            autosave_slots: DEFAULT_AUTOSAVE_SLOTS,
+            compact_percent: DEFAULT_COMPACT_PERCENT,
+        }
+    }
+
+    /// An empty snapshot in the manager's codec.
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::new(self.engine.codec)
+    }
+
+    /// The storage the manager writes to.
+    #[must_use]
+    pub fn storage(&self) -> &dyn Storage {
+        self.engine.storage.as_ref()
+    }
+
+    /// The game's current schema version.
+    #[must_use]
+    pub fn schema_version(&self) -> u32 {
+        self.engine.schema_version
+    }
+
+    /// Where the primary file of `slot` is (or would be).
+    #[must_use]
+    pub fn path_of(&self, slot: SlotId) -> PathBuf {
+        self.engine.storage.locate(&slot.file_name())
+    }
+
+    /// Saves `snapshot` to `slot`, crash-safely. When this returns `Ok`, the save is on disk
+    /// (fsynced, renamed into place, folder fsynced).
+    ///
+    /// The slot's previous save, if it is sound, becomes its first backup. A damaged previous
+    /// file is replaced without pushing the good backups out. A previous file written by a
+    /// newer version of the game (newer schema or format) is never overwritten: the save is
+    /// refused. A previous file at an older schema version (a save that was loaded and
+    /// migrated) is first kept, byte for byte, as `<slot file>.v<old version>.bak`. The slot's
+    /// journal of incremental saves, if any, ends: this save is its new base. A background save
+    /// to the same slot that has not started yet is dropped, as older.
+    ///
+    /// # Errors
+    /// [`Error::NewerSchema`] or [`Error::UnsupportedFormat`] when the slot holds a newer save;
+    /// [`Error::TooLarge`] when the file would exceed the size cap; [`Error::Encode`] when a
+    /// captured memento cannot be encoded; [`Error::Io`] when writing fails (the previous save
+    /// is then intact).
+    pub fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        self.worker.supersede(slot);
+        self.engine.save(slot, snapshot)
+    }
+
+    /// Queues `snapshot` to be saved to `slot` by the manager's worker thread, and returns at
+    /// once. Capture the snapshot on the game thread as usual; encoding, sealing and the
+    /// fsync'd write happen on the worker.
+    ///
+    /// Saves queued for one slot are written in order. A save to a slot that already has a
+    /// save waiting (not yet started) replaces it: the newest state wins, and the replaced
+    /// save's handle reports [`SaveStatus::Superseded`]. [`flush`](Self::flush) waits for
+    /// everything queued, and so does dropping the manager. A failed background save leaves
+    /// the previous save intact, exactly as [`save`](Self::save) does.
+    pub fn save_in_background(&self, slot: SlotId, snapshot: Snapshot) -> SaveHandle {
+        self.worker
+            .submit(&self.engine, Target::Slot(slot), snapshot)
+    }
+
+    /// Appends the mementos in `changes` (and the deletions marked with
+    /// [`Snapshot::mark_deleted`]) to `slot`'s journal, as one delta on top of the slot's last
+    /// full save. Capture only what changed since the last save of the slot (the entities your
+    /// game marked dirty). A [`load`](Self::load) gives the base with every delta applied, in
+    /// order; `changes`' metadata (label, playtime) becomes the slot's.
+    ///
+    /// The delta is sealed and checksummed like a full save, and durable when this returns.
+    /// When the journal grows past its share of the base ([`ManagerBuilder::compact_at`]), the
+    /// slot is compacted into a new base, crash-safely. A crash during an append leaves the
+    /// slot as it was before it (a torn delta at the end is detected and dropped); a crash
+    /// during a compaction leaves the state before or after it, which are the same.
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when the slot has no full save yet; [`Error::FullSaveNeeded`] when
+    /// its full save is damaged or at an older schema version (after a migration); as for
+    /// [`save`](Self::save) otherwise.
+    pub fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
+        self.worker.wait_for(slot);
+        self.engine.save_incremental(slot, changes)
+    }
+
+    /// Merges `slot`'s journal of incremental saves into a new full save now.
+    ///
+    /// # Errors
+    /// As for [`load`](Self::load) and [`save`](Self::save).
+    pub fn compact(&self, slot: SlotId) -> Result<SaveReport> {
+        self.worker.wait_for(slot);
+        self.engine.compact(slot)
+    }
+
+    /// Saves `snapshot` to the autosave rotation: its first empty slot, or else the one
+    /// written longest ago. A slot holding a save from a newer version of the game is skipped,
+    /// never overwritten.
+    ///
+    /// # Errors
+    /// As for [`save`](Self::save); [`Error::NewerSchema`] when every autosave slot holds a
+    /// newer save.
+    pub fn autosave(&self, snapshot: &Snapshot) -> Result<SaveReport> {
+        self.engine.autosave(snapshot)
+    }
+
+    /// [`autosave`](Self::autosave) on the worker thread: returns at once, like
+    /// [`save_in_background`](Self::save_in_background). A newer autosave replaces one that
+    /// has not started.
+    pub fn autosave_in_background(&self, snapshot: Snapshot) -> SaveHandle {
+        self.worker.submit(&self.engine, Target::Autosave, snapshot)
+    }
+
+    /// Waits until every background save has been written. Returns the errors of background
+    /// saves whose handles were dropped without being waited on (the others are in their
+    /// handles), so no failure goes unseen.
+    pub fn flush(&self) -> Vec<Error> {
+        self.worker.flush()
+    }
+
+    /// Loads the save in `slot`: its base file and its journal of incremental saves.
+    ///
+    /// Everything is checked: the CRC, the header, the decryption, the table of contents. When
+    /// the primary file is missing or damaged, the backups are tried, newest first, and the
+    /// report says which one was used. A wrong key, a newer save or a file from another slot
+    /// stops the load at once: those are never "repaired" by loading an older copy. A save
+    /// from an older schema version is migrated. Background saves to the slot that are queued
+    /// or running are waited for first.
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when there is no file at all; [`Error::NewerSchema`],
+    /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`],
+    /// [`Error::NotEncrypted`], [`Error::SlotMismatch`] as described; the primary's own error
+    /// (such as [`Error::ChecksumMismatch`]) when it is damaged and there is no backup;
+    /// [`Error::AllCopiesDamaged`] when every copy is damaged; [`Error::Migration`] or
+    /// [`Error::NoMigrationPath`] when an older save cannot be migrated.
+    pub fn load(&self, slot: SlotId) -> Result<Loaded> {
+        self.worker.wait_for(slot);
+        self.engine.load(slot)
+    }
+
+    /// Every slot with a file, for a load menu, sorted by slot: numbered slots, then autosaves,
+    /// then the quicksave. Reads each primary file's header (and each journal's record
+    /// headers) and nothing more.
+    ///
+    /// A slot whose primary file is damaged is listed with
+    /// [`SlotStatus::Unreadable`](crate::SlotStatus::Unreadable) (its backups may still load);
+    /// one from a newer version of the game with
+    /// [`SlotStatus::NewerSchema`](crate::SlotStatus::NewerSchema).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the storage cannot be listed. Problems with single files are reported
+    /// in their [`SlotInfo`], not as errors.
+    pub fn list(&self) -> Result<Vec<SlotInfo>> {
+        self.engine.list()
+    }
+
+    /// What the load menu shows for `slot` (see [`list`](Self::list)).
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when the slot has no file at all; [`Error::Io`] when the storage
+    /// cannot be read.
+    pub fn info(&self, slot: SlotId) -> Result<SlotInfo> {
+        self.engine.info(slot)
+    }
+
+    /// What loading `slot` would migrate: the save's schema version, the game's, and the steps
+    /// between them, from the header alone. Writes nothing.
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when there is no primary file; the header's own error when it cannot
+    /// be read; [`Error::NewerSchema`] for a newer save; [`Error::NoMigrationPath`] when a step
+    /// is missing.
+    pub fn plan_migration(&self, slot: SlotId) -> Result<MigrationPlan> {
+        self.engine.plan_migration(slot)
+    }
+
+    /// Is there anything in `slot` (a primary file or a backup)?
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the storage cannot be read.
+    pub fn exists(&self, slot: SlotId) -> Result<bool> {
+        self.engine.exists(slot)
+    }
+
+    /// Deletes `slot`: its primary file, every backup, its journal and any pre-migration copy.
+    /// Returns whether there was anything to delete.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when a file cannot be removed.
+    pub fn delete(&self, slot: SlotId) -> Result<bool> {
+        self.worker.wait_for(slot);
+        self.engine.delete(slot)
+    }
+
+    /// Copies the save in `from` to `to` (loading it, with backup fallback and deltas, and
+    /// saving it again as a full save, re-sealed for its new slot).
+    ///
+    /// # Errors
+    /// Whatever [`load`](Self::load) and [`save`](Self::save) return.
+    pub fn copy(&self, from: SlotId, to: SlotId) -> Result<SaveReport> {
+        let loaded = self.load(from)?;
+        self.save(to, &loaded.snapshot)
+    }
+}
+
+impl Drop for SaveLoadManager {
+    /// Writes every queued background save before the manager goes.
+    fn drop(&mut self) {
+        self.worker.shutdown();
+    }
+}

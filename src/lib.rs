@@ -9,6 +9,9 @@
 //! | save to numbered slots, load them, show a load menu | [`SaveLoadManager`], built with [`SaveLoadManager::builder`] |
 //! | name a slot | [`SlotId`] |
 //! | show a load menu | [`SaveLoadManager::list`] → [`SlotInfo`] |
+//! | save without stalling a frame | [`SaveLoadManager::save_in_background`] → [`SaveHandle`] |
+//! | save only what changed in a big world | [`SaveLoadManager::save_incremental`], [`Snapshot::mark_deleted`] |
+//! | autosave and quicksave | [`SaveLoadManager::autosave_in_background`], [`SlotId::Quicksave`] |
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
 //! | pick JSON or MessagePack | [`Codec`] |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |

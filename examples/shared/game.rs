@@ -180,3 +180,112 @@ impl World {
         world
     }
 }
+
+/// A world kept as one memento per entity, with dirty flags: what incremental saves are for.
+/// Changing an entity marks it dirty; an incremental save captures only the dirty ones, and
+/// the deletions.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DirtyWorld {
+    pub entities: BTreeMap<u32, Entity>,
+    pub dirty: std::collections::BTreeSet<u32>,
+    pub deleted: std::collections::BTreeSet<u32>,
+}
+
+impl DirtyWorld {
+    /// The memento id of entity `id`.
+    pub fn id_of(id: u32) -> String {
+        format!("entity/{id:06}")
+    }
+
+    pub fn generate(entities: usize, seed: u64) -> Self {
+        DirtyWorld {
+            entities: World::generate(entities, seed)
+                .entities
+                .into_iter()
+                .map(|e| (e.id, e))
+                .collect(),
+            ..DirtyWorld::default()
+        }
+    }
+
+    /// Moves `count` random entities, deletes `deleted` and spawns `spawned` new ones.
+    pub fn play(&mut self, rng: &mut Rng, count: usize, deleted: usize, spawned: usize) {
+        let ids: Vec<u32> = self.entities.keys().copied().collect();
+        for _ in 0..count {
+            let id = ids[rng.below(ids.len() as u64) as usize];
+            if let Some(e) = self.entities.get_mut(&id) {
+                e.position.x += 1.0;
+                e.kind = EntityKind::Monster {
+                    hp: rng.below(300) as u16,
+                    angry: true,
+                };
+                self.dirty.insert(id);
+            }
+        }
+        for _ in 0..deleted {
+            let id = ids[rng.below(ids.len() as u64) as usize];
+            if self.entities.remove(&id).is_some() {
+                self.dirty.remove(&id);
+                self.deleted.insert(id);
+            }
+        }
+        let mut next = self.entities.keys().last().map_or(0, |id| id + 1);
+        for _ in 0..spawned {
+            while self.deleted.contains(&next) {
+                next += 1;
+            }
+            let position = Vec3 {
+                x: rng.coord(),
+                y: rng.coord(),
+                z: 0.0,
+            };
+            self.entities.insert(
+                next,
+                Entity {
+                    id: next,
+                    kind: EntityKind::Tree,
+                    position,
+                },
+            );
+            self.dirty.insert(next);
+            next += 1;
+        }
+    }
+
+    /// Every entity, for a full save.
+    pub fn capture_all(&self, snapshot: &mut savegame::Snapshot) -> savegame::Result<()> {
+        for (id, e) in &self.entities {
+            snapshot.capture_memento(&Self::id_of(*id), e)?;
+        }
+        Ok(())
+    }
+
+    /// What changed since the last save: dirty entities and deletions.
+    pub fn capture_changes(&self, snapshot: &mut savegame::Snapshot) -> savegame::Result<()> {
+        for id in &self.dirty {
+            snapshot.capture_memento(&Self::id_of(*id), &self.entities[id])?;
+        }
+        for id in &self.deleted {
+            snapshot.mark_deleted(&Self::id_of(*id))?;
+        }
+        Ok(())
+    }
+
+    /// After a save: nothing is dirty any more.
+    pub fn saved(&mut self) {
+        self.dirty.clear();
+        self.deleted.clear();
+    }
+
+    /// The entities a loaded snapshot holds.
+    pub fn restore(snapshot: &savegame::Snapshot) -> savegame::Result<BTreeMap<u32, Entity>> {
+        snapshot
+            .ids()
+            .filter(|id| id.starts_with("entity/"))
+            .map(|id| {
+                let e: Entity = snapshot.memento(id)?;
+                Ok((e.id, e))
+            })
+            .collect()
+    }
+}

@@ -164,10 +164,10 @@ impl Engine {
         {
             return Ok(state);
         }
-        let bytes = match self.storage.read(journal, self.max_file_size)? {
-            Some(bytes) => bytes,
-            None => Vec::new(),
-        };
+        let bytes = self
+            .storage
+            .read(journal, self.max_file_size)?
+            .unwrap_or_default();
         let scan = self.scan(slot, &bytes, base);
         if scan.valid_len < bytes.len() {
             if scan.valid_len == 0 {

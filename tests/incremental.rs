@@ -1,0 +1,319 @@
+//! Incremental saves: only the changed mementos go to the slot's journal as a delta; a load
+//! gives the base plus every delta in order; the journal is compacted into a new base once it
+//! outgrows its share; a delta for another base is refused; a torn or damaged delta is
+//! detected and dropped; a crash during an append or a compaction (every crash point, over
+//! SimFs) leaves the last complete state.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::game::{DirtyWorld, Entity, Rng};
+use common::{SIM_DIR, key};
+use savegame::storage::{FsStorage, SimFs, Storage};
+use savegame::{Error, SaveLoadManager, SlotId};
+
+const SLOT: SlotId = SlotId::Numbered(4);
+const ENTITIES: usize = 2_000;
+
+fn manager_in(storage: impl Storage, compact_at: u32) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .storage(storage)
+        .key(key())
+        .compact_at(compact_at)
+        .build()
+        .unwrap()
+}
+
+fn dir_manager(dir: &Path, compact_at: u32) -> SaveLoadManager {
+    manager_in(FsStorage::new(dir).unwrap(), compact_at)
+}
+
+fn full_save(manager: &SaveLoadManager, world: &mut DirtyWorld) {
+    let mut snapshot = manager.snapshot().with_label("base");
+    world.capture_all(&mut snapshot).unwrap();
+    manager.save(SLOT, &snapshot).unwrap();
+    world.saved();
+}
+
+fn delta(manager: &SaveLoadManager, world: &mut DirtyWorld, label: &str) -> savegame::DeltaReport {
+    let mut changes = manager.snapshot().with_label(label);
+    world.capture_changes(&mut changes).unwrap();
+    let report = manager.save_incremental(SLOT, &changes).unwrap();
+    world.saved();
+    report
+}
+
+fn loaded_entities(manager: &SaveLoadManager) -> BTreeMap<u32, Entity> {
+    DirtyWorld::restore(&manager.load(SLOT).unwrap().snapshot).unwrap()
+}
+
+fn journal_path(manager: &SaveLoadManager) -> std::path::PathBuf {
+    let primary = manager.path_of(SLOT);
+    primary.with_file_name(format!("{}.journal", SLOT.file_name()))
+}
+
+#[test]
+fn a_load_gives_the_base_plus_every_delta_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut world = DirtyWorld::generate(ENTITIES, 1);
+    let mut rng = Rng::new(2);
+    full_save(&manager, &mut world);
+    let base_size = std::fs::metadata(manager.path_of(SLOT)).unwrap().len();
+
+    for n in 1..=3u64 {
+        // 1% of the entities change; a few die and a few are born.
+        world.play(&mut rng, ENTITIES / 100, 3, 2);
+        let changed = world.dirty.len();
+        let report = delta(&manager, &mut world, &format!("turn {n}"));
+        assert_eq!(report.sequence, n);
+        assert!(report.compacted.is_none());
+        assert!(
+            report.bytes < base_size / 20,
+            "a delta of {changed} entities is {} bytes, against a {base_size}-byte base",
+            report.bytes
+        );
+    }
+    // A new manager (a restarted game) sees the same state.
+    let fresh = dir_manager(dir.path(), 1_000);
+    let loaded = fresh.load(SLOT).unwrap();
+    assert_eq!(loaded.report.deltas, 3);
+    assert_eq!(loaded.report.journal_problem, None);
+    assert_eq!(loaded.snapshot.metadata().label, "turn 3");
+    assert_eq!(
+        DirtyWorld::restore(&loaded.snapshot).unwrap(),
+        world.entities
+    );
+
+    // The menu reports the deltas and the slot's whole size, and the newest label.
+    let info = fresh.info(SLOT).unwrap();
+    assert_eq!(info.deltas, 3);
+    let journal = std::fs::metadata(journal_path(&fresh)).unwrap().len();
+    assert_eq!(info.total_size, info.file_size + journal);
+    assert_eq!(info.label(), Some("turn 3"));
+    assert_eq!(fresh.list().unwrap()[0].deltas, 3);
+}
+
+#[test]
+fn the_journal_is_compacted_into_a_new_base_when_it_outgrows_its_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 5);
+    let mut world = DirtyWorld::generate(ENTITIES, 3);
+    let mut rng = Rng::new(4);
+    full_save(&manager, &mut world);
+    let mut compacted = None;
+    for turn in 1..=20 {
+        world.play(&mut rng, ENTITIES / 50, 1, 1);
+        let report = delta(&manager, &mut world, &format!("turn {turn}"));
+        if let Some(saved) = report.compacted {
+            compacted = Some((turn, saved));
+            break;
+        }
+    }
+    let (turn, saved) = compacted.expect("5% of the base is reached within 20 deltas of 2%");
+    assert!(turn > 1);
+    assert_eq!(saved.generation, 2);
+    assert!(
+        !journal_path(&manager).exists(),
+        "the journal ends with its compaction"
+    );
+    let info = manager.info(SLOT).unwrap();
+    assert_eq!((info.deltas, info.total_size), (0, info.file_size));
+    assert_eq!(loaded_entities(&manager), world.entities);
+    // Deltas start again from the new base.
+    world.play(&mut rng, 5, 0, 0);
+    assert_eq!(delta(&manager, &mut world, "after").sequence, 1);
+    assert_eq!(loaded_entities(&manager), world.entities);
+}
+
+#[test]
+fn a_full_save_ends_the_journal_and_deltas_for_another_base_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut world = DirtyWorld::generate(200, 5);
+    let mut rng = Rng::new(6);
+    full_save(&manager, &mut world);
+    world.play(&mut rng, 10, 0, 0);
+    delta(&manager, &mut world, "d1");
+    let old_journal = std::fs::read(journal_path(&manager)).unwrap();
+
+    // A full save is a new base (generation 2) and removes the journal.
+    full_save(&manager, &mut world);
+    assert!(!journal_path(&manager).exists());
+    let base = world.entities.clone();
+
+    // The old journal put back (its deltas name generation 1): refused, not applied.
+    std::fs::write(journal_path(&manager), &old_journal).unwrap();
+    let loaded = manager.load(SLOT).unwrap();
+    assert_eq!(loaded.report.deltas, 0);
+    let problem = loaded.report.journal_problem.unwrap();
+    assert!(problem.contains("generation 1"), "{problem}");
+    assert_eq!(DirtyWorld::restore(&loaded.snapshot).unwrap(), base);
+    assert_eq!(manager.info(SLOT).unwrap().deltas, 0);
+
+    // The next incremental save drops the stale journal and starts afresh.
+    world.play(&mut rng, 10, 1, 1);
+    assert_eq!(delta(&manager, &mut world, "d1'").sequence, 1);
+    assert_eq!(loaded_entities(&manager), world.entities);
+}
+
+#[test]
+fn a_torn_or_damaged_delta_is_detected_and_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut world = DirtyWorld::generate(300, 7);
+    let mut rng = Rng::new(8);
+    full_save(&manager, &mut world);
+    let mut states = vec![world.entities.clone()];
+    let mut ends = vec![0u64];
+    for n in 1..=3 {
+        world.play(&mut rng, 10, 1, 1);
+        let report = delta(&manager, &mut world, &format!("d{n}"));
+        states.push(world.entities.clone());
+        ends.push(report.journal_bytes);
+    }
+    let journal = journal_path(&manager);
+    let whole = std::fs::read(&journal).unwrap();
+
+    // Torn in the middle of the third delta: the first two still apply.
+    for cut in [ends[2] + 1, ends[2] + 60, ends[3] - 1] {
+        std::fs::write(&journal, &whole[..cut as usize]).unwrap();
+        let fresh = dir_manager(dir.path(), 1_000);
+        let loaded = fresh.load(SLOT).unwrap();
+        assert_eq!(loaded.report.deltas, 2, "cut at {cut}");
+        assert!(loaded.report.journal_problem.unwrap().contains("torn"));
+        assert_eq!(DirtyWorld::restore(&loaded.snapshot).unwrap(), states[2]);
+    }
+
+    // A bit flipped inside the second delta: only the first applies.
+    let mut flipped = whole.clone();
+    flipped[(ends[1] + (ends[2] - ends[1]) / 2) as usize] ^= 0x04;
+    std::fs::write(&journal, &flipped).unwrap();
+    let fresh = dir_manager(dir.path(), 1_000);
+    let loaded = fresh.load(SLOT).unwrap();
+    assert_eq!(loaded.report.deltas, 1);
+    assert!(loaded.report.journal_problem.unwrap().contains("delta 2"));
+    assert_eq!(DirtyWorld::restore(&loaded.snapshot).unwrap(), states[1]);
+
+    // The next incremental save drops the damaged tail before appending.
+    let mut world = DirtyWorld {
+        entities: states[1].clone(),
+        ..DirtyWorld::default()
+    };
+    world.play(&mut rng, 10, 0, 0);
+    assert_eq!(delta(&fresh, &mut world, "d2'").sequence, 2);
+    let loaded = dir_manager(dir.path(), 1_000).load(SLOT).unwrap();
+    assert_eq!(
+        (loaded.report.deltas, loaded.report.journal_problem),
+        (2, None)
+    );
+    assert_eq!(
+        DirtyWorld::restore(&loaded.snapshot).unwrap(),
+        world.entities
+    );
+}
+
+#[test]
+fn an_incremental_save_needs_a_current_full_save_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut changes = manager.snapshot();
+    changes.capture_memento("entity/000001", &1u8).unwrap();
+    assert!(matches!(
+        manager.save_incremental(SLOT, &changes),
+        Err(Error::SlotEmpty { .. })
+    ));
+
+    // A base from an older version of the game must be rewritten whole first.
+    let v0 = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .build()
+        .unwrap();
+    let mut base = v0.snapshot();
+    base.capture_memento("entity/000001", &0u8).unwrap();
+    v0.save(SLOT, &base).unwrap();
+    let v2 = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .schema_version(2)
+        .migrations(savegame::Migrations::new().step(2, "noop", |_| Ok(())))
+        .build()
+        .unwrap();
+    assert!(matches!(
+        v2.save_incremental(SLOT, &changes),
+        Err(Error::FullSaveNeeded { .. })
+    ));
+
+    // A damaged base too.
+    let path = manager.path_of(SLOT);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 10;
+    bytes[last] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    let fresh = dir_manager(dir.path(), 1_000);
+    assert!(matches!(
+        fresh.save_incremental(SLOT, &changes),
+        Err(Error::FullSaveNeeded { .. })
+    ));
+}
+
+/// The logical state of a loaded slot over a simulated file system.
+fn sim_state(fs: &SimFs) -> BTreeMap<u32, Entity> {
+    let manager = manager_in(
+        FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap(),
+        30,
+    );
+    loaded_entities(&manager)
+}
+
+/// Makes `changes` entity changes and saves them incrementally, on a file system holding a
+/// base and one delta; checks every crash image of every prefix of the save's operations
+/// loads the state before or after it.
+fn crash_during_delta(changes: usize, expect_compaction: bool) -> usize {
+    let fs = SimFs::new();
+    let manager = manager_in(
+        FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap(),
+        30,
+    );
+    let mut world = DirtyWorld::generate(100, 9);
+    let mut rng = Rng::new(10);
+    full_save(&manager, &mut world);
+    world.play(&mut rng, 3, 1, 1);
+    delta(&manager, &mut world, "first");
+    let before = world.entities.clone();
+    world.play(&mut rng, changes, 1, 1);
+    let start = fs.op_count();
+    let report = delta(&manager, &mut world, "second");
+    assert_eq!(report.compacted.is_some(), expect_compaction);
+    let after = world.entities.clone();
+    let end = fs.op_count();
+    assert_ne!(before, after);
+    let mut images = 0;
+    for at in start..=end {
+        for image in fs.crash_images(at) {
+            let state = sim_state(&image.fs);
+            assert!(
+                state == before || state == after,
+                "after op {at} of {start}..{end}: neither state"
+            );
+            if at == end {
+                assert_eq!(state, after, "the save returned Ok, so its state must hold");
+            }
+            images += 1;
+        }
+    }
+    images
+}
+
+#[test]
+fn a_crash_at_any_point_of_an_append_leaves_the_last_complete_state() {
+    assert!(crash_during_delta(3, false) > 10);
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_compaction_leaves_the_same_state() {
+    assert!(crash_during_delta(40, true) > 40);
+}

@@ -1,0 +1,70 @@
+//! One module per command; each is a thin layer over the library's public API.
+
+pub mod dump;
+pub mod inspect;
+pub mod list;
+pub mod migrate;
+pub mod pack;
+pub mod verify;
+
+use std::io::Write;
+use std::path::Path;
+
+use savegame::envelope::FileKind;
+use savegame::{Header, Key, Snapshot};
+
+use crate::failure::Failure;
+use crate::files::{MAX_SAVE_SIZE, read_capped};
+
+/// Reads a save file under the size cap.
+///
+/// # Errors
+/// [`savegame::Error::Io`] or [`savegame::Error::TooLarge`] about `path`, as a failure.
+pub fn read_save(path: &Path) -> Result<Vec<u8>, Failure> {
+    read_capped(path, MAX_SAVE_SIZE).map_err(|e| Failure::file(path, &e))
+}
+
+/// Reads a save file under the size cap and opens it: CRC, header, decryption, table of
+/// contents.
+///
+/// # Errors
+/// The library's error about `path`, as a failure.
+pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failure> {
+    let bytes = read_save(path)?;
+    Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))
+}
+
+/// Byte 13 of a file of the savegame family: its kind (`docs/format.md`). Read here only to
+/// say which kind a file is when the library refuses it as malformed.
+const FILE_KIND_OFFSET: usize = 13;
+
+/// The kind byte of a file that has the savegame magic but is not a save (a replay, say, or a
+/// kind from a newer version): `None` for saves and for files without the magic.
+pub fn unknown_file_kind(bytes: &[u8]) -> Option<u8> {
+    let kind = *bytes.get(FILE_KIND_OFFSET)?;
+    (bytes.starts_with(&savegame::envelope::MAGIC) && kind != FileKind::Save.id()).then_some(kind)
+}
+
+/// What to say about a file whose kind this tool does not know.
+pub fn unknown_kind_message(kind: u8) -> String {
+    format!(
+        "file kind {kind} is not a save file kind this tool knows (it reads saves and their \
+         backups; replay files are not supported yet)"
+    )
+}
+
+/// Writes `text` to stdout.
+///
+/// # Errors
+/// When stdout cannot be written (a closed pipe).
+pub fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::stdout(&e))
+}
+
+/// The slot as the tables show it: `1`, `autosave 2`, `quicksave`.
+pub fn slot_name(slot: savegame::SlotId) -> String {
+    crate::text::printable(&slot.to_string())
+}

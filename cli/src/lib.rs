@@ -1,0 +1,216 @@
+//! `savegame`: look inside, check, dump, edit and migrate the save files of the `savegame` crate.
+//!
+//! A thin layer over the library's public API, for the developer whose player writes "my save
+//! won't load", and for the designer who needs to look inside a save.
+//!
+//! | command | does |
+//! |---|---|
+//! | `savegame list DIR [--json] [--schema N]` | the load menu of a folder, from headers and CRCs alone |
+//! | `savegame inspect FILE` | header, metadata, section offsets, CRC status, encryption |
+//! | `savegame verify FILE... [--migrations DIR]` | full check, one line per file |
+//! | `savegame dump FILE [--pretty]` | the document as JSON on stdout |
+//! | `savegame pack JSON --out FILE [--codec C] [--schema N]` | the reverse of `dump` |
+//! | `savegame migrate FILE --migrations DIR [--to N] [--dry-run]` | declarative steps, crash-safely |
+//!
+//! Keys come from `--key-file K` (32 raw bytes or 64 hex digits) or the `SAVEGAME_KEY`
+//! environment variable (64 hex digits), never from the command line, and are never printed.
+//!
+//! Exit codes: 0 ok; 1 a file is bad (damaged, wrong key, newer, a failed step, an I/O
+//! error); 2 usage (a wrong argument, a key file that is not a key, a key that is needed and
+//! missing).
+//!
+//! The dump format is described in the `dump` module.
+//!
+//! This library target only carries the binary's code (so that its documentation does not
+//! collide with the `savegame` library's); its one public item, [`main`], is the binary's
+//! entry point and is not an API to build on.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod commands;
+mod dump;
+mod failure;
+mod files;
+mod text;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::failure::Failure;
+
+/// What every command's `--help` says about exit codes and keys.
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  ok
+  1  a file is bad: damaged, truncated, not a save, wrong key or tampered, newer than
+     supported, a failed migration step, or an I/O error
+  2  usage: a wrong argument, a key file that is not a key, or no key for an encrypted file
+
+Keys: --key-file K (32 raw bytes, or 64 hexadecimal digits) or the SAVEGAME_KEY environment
+variable (64 hexadecimal digits). Keys are never taken on the command line and never printed.";
+
+/// Look inside, check, dump, edit and migrate savegame files.
+#[derive(Debug, Parser)]
+#[command(name = "savegame", version, after_help = AFTER_HELP)]
+struct Cli {
+    /// A file holding the key: 32 raw bytes or 64 hexadecimal digits [default: the
+    /// SAVEGAME_KEY environment variable]
+    #[arg(long, global = true, value_name = "K")]
+    key_file: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The load menu of a folder: one row per save file, from its header and CRC alone
+    #[command(after_help = AFTER_HELP)]
+    List {
+        /// The folder
+        dir: PathBuf,
+        /// Print JSON for scripts instead of a table
+        #[arg(long)]
+        json: bool,
+        /// The game's current schema version: saves above it are marked "newer"
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        schema: Option<u32>,
+    },
+    /// The header and metadata of one file, the byte offsets of its sections, its CRC status
+    /// and whether it is encrypted (works on backups too)
+    #[command(after_help = AFTER_HELP)]
+    Inspect {
+        /// The file
+        file: PathBuf,
+    },
+    /// Full check of each file (CRC, header, decryption, decoding of every memento, and the
+    /// migration steps when --migrations is given): one line per file
+    #[command(after_help = AFTER_HELP)]
+    Verify {
+        /// The files
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// A folder of declarative steps (NNNN_name.json): checks the chain, and runs the steps
+        /// on each file in memory
+        #[arg(long, value_name = "DIR")]
+        migrations: Option<PathBuf>,
+    },
+    /// The document as JSON on stdout: metadata and each memento (`pack` reads it back)
+    #[command(after_help = AFTER_HELP)]
+    Dump {
+        /// The file
+        file: PathBuf,
+        /// Indent the JSON
+        #[arg(long)]
+        pretty: bool,
+    },
+    /// Writes a save file from a dump (the reverse of `dump`); encrypted when a key is given
+    #[command(after_help = AFTER_HELP)]
+    Pack {
+        /// The dump (JSON, as `dump` writes it)
+        json: PathBuf,
+        /// The save file to write (replaced atomically; a file it replaces is kept as
+        /// FILE.bak1, older backups move up one)
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The codec of the mementos [default: the dump's]
+        #[arg(long, value_enum)]
+        codec: Option<CodecArg>,
+        /// The schema version to record [default: the dump's]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        schema: Option<u32>,
+    },
+    /// Applies declarative migration steps to a save, without the game's code. Writes the
+    /// result crash-safely and keeps the old file as FILE.vN.bak (N: its schema version)
+    #[command(after_help = AFTER_HELP)]
+    Migrate {
+        /// The save file
+        file: PathBuf,
+        /// The folder of steps (NNNN_name.json, NNNN being the version a step produces)
+        #[arg(long, value_name = "DIR")]
+        migrations: PathBuf,
+        /// The schema version to migrate to [default: the last step's]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        to: Option<u32>,
+        /// List the steps and the paths they touch, run them in memory when the file can be
+        /// opened, and write nothing
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// `--codec` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CodecArg {
+    /// JSON
+    Json,
+    /// MessagePack
+    Msgpack,
+}
+
+impl From<CodecArg> for savegame::Codec {
+    fn from(c: CodecArg) -> Self {
+        match c {
+            CodecArg::Json => savegame::Codec::Json,
+            CodecArg::Msgpack => savegame::Codec::MessagePack,
+        }
+    }
+}
+
+/// The `savegame` binary: parses the command line, runs the command, prints a failure as one
+/// line on stderr, and returns the exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("savegame: {}", failure.message);
+            failure.code.into()
+        }
+    }
+}
+
+/// Runs one command; `Ok` carries the exit code of a command that reported its own results.
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let key = files::load_key(cli.key_file.as_deref())?;
+    let key = key.as_ref();
+    match cli.command {
+        Command::List { dir, json, schema } => commands::list::run(&dir, json, schema, key),
+        Command::Inspect { file } => commands::inspect::run(&file, key),
+        Command::Verify { files, migrations } => {
+            commands::verify::run(&files, migrations.as_deref(), key)
+        }
+        Command::Dump { file, pretty } => commands::dump::run(&file, pretty, key),
+        Command::Pack {
+            json,
+            out,
+            codec,
+            schema,
+        } => commands::pack::run(&json, &out, codec.map(Into::into), schema, key),
+        Command::Migrate {
+            file,
+            migrations,
+            to,
+            dry_run,
+        } => commands::migrate::run(&file, &migrations, to, dry_run, key),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

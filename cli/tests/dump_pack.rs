@@ -1,0 +1,546 @@
+//! `savegame dump` and `savegame pack`: a save as JSON and back, byte for byte in content.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use common::*;
+use savegame::{Codec, Key, SaveLoadManager, SlotId, Snapshot};
+use serde::{Deserialize, Serialize};
+
+/// `savegame dump FILE` (with the fixture's key when it needs one) into `dir/out`.
+fn dump_to(file: &Path, key: Option<&Path>, dir: &Path, out: &str, pretty: bool) -> PathBuf {
+    let mut cmd = savegame();
+    cmd.arg("dump").arg(file);
+    if let Some(key) = key {
+        cmd.arg("--key-file").arg(key);
+    }
+    if pretty {
+        cmd.arg("--pretty");
+    }
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    write(dir, out, &output.stdout)
+}
+
+/// `savegame pack JSON --out FILE [args]`.
+fn pack(json: &Path, out: &Path, key: Option<&Path>, args: &[&str]) -> std::process::Output {
+    let mut cmd = savegame();
+    cmd.arg("pack").arg(json).arg("--out").arg(out).args(args);
+    if let Some(key) = key {
+        cmd.arg("--key-file").arg(key);
+    }
+    cmd.output().unwrap()
+}
+
+/// Asserts that two files hold the same mementos (bytes), metadata and header fields; the
+/// time stamp and the nonce are the only things allowed to differ.
+fn assert_same_content(original: &[u8], packed: &[u8], key: Option<&Key>, what: &str) {
+    let (h1, s1) = open(original.to_vec(), key);
+    let (h2, s2) = open(packed.to_vec(), key);
+    let ids1: Vec<&str> = s1.ids().collect();
+    let ids2: Vec<&str> = s2.ids().collect();
+    assert_eq!(ids1, ids2, "{what}");
+    for id in ids1 {
+        assert_eq!(s1.raw(id), s2.raw(id), "{what}: memento {id}");
+    }
+    let mut m1 = s1.metadata().clone();
+    let mut m2 = s2.metadata().clone();
+    m1.saved_at = None;
+    m2.saved_at = None;
+    assert_eq!(m1, m2, "{what}: metadata");
+    assert_eq!(
+        (
+            h1.slot,
+            h1.schema_version,
+            h1.generation,
+            h1.codec,
+            h1.encrypted
+        ),
+        (
+            h2.slot,
+            h2.schema_version,
+            h2.generation,
+            h2.codec,
+            h2.encrypted
+        ),
+        "{what}: header"
+    );
+}
+
+#[test]
+fn every_fixture_round_trips_through_dump_and_pack() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in FIXTURES {
+        let key = key_for(name);
+        let key_path = key.as_ref().map(|_| key_file());
+        for pretty in [false, true] {
+            let json = dump_to(
+                &fixture(name),
+                key_path.as_deref(),
+                dir.path(),
+                "d.json",
+                pretty,
+            );
+            let out = dir.path().join(format!("{name}.{pretty}.sav"));
+            let output = pack(&json, &out, key_path.as_deref(), &[]);
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{name}: {}",
+                stderr_of(&output)
+            );
+            assert!(
+                stdout_of(&output).starts_with("wrote "),
+                "{}",
+                stdout_of(&output)
+            );
+            let original = std::fs::read(fixture(name)).unwrap();
+            let packed = std::fs::read(&out).unwrap();
+            assert_same_content(&original, &packed, key.as_ref(), name);
+            if key.is_none() {
+                // Same content, same length, and apart from the time stamp and CRC the very
+                // same bytes.
+                assert_eq!(original.len(), packed.len(), "{name}");
+                let differ: Vec<usize> = (0..original.len())
+                    .filter(|&i| original[i] != packed[i])
+                    .collect();
+                assert!(
+                    differ
+                        .iter()
+                        .all(|&i| (32..40).contains(&i) || i >= original.len() - 4),
+                    "{name}: bytes {differ:?} differ"
+                );
+            }
+            // Dumping the packed file gives the same dump, but for the time stamp.
+            let again = dump_to(&out, key_path.as_deref(), dir.path(), "again.json", pretty);
+            let strip = |p: &Path| {
+                let text = std::fs::read_to_string(p).unwrap();
+                text.lines()
+                    .filter(|l| !l.contains("\"saved_at\""))
+                    .map(|l| l.split(",\"saved_at\"").next().unwrap().to_owned())
+                    .collect::<Vec<_>>()
+            };
+            if pretty {
+                assert_eq!(strip(&json), strip(&again), "{name}");
+            }
+        }
+    }
+}
+
+#[test]
+fn json_fixtures_dump_as_plain_json_and_msgpack_ones_tag_their_f32() {
+    let output = savegame()
+        .arg("dump")
+        .arg(fixture("v3-json-plain.sav"))
+        .output()
+        .unwrap();
+    let text = stdout_of(&output);
+    assert!(!text.contains("\"$"), "JSON saves need no tags: {text}");
+    let dump: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(dump["savegame_dump"], 1);
+    assert_eq!(dump["slot"], serde_json::json!({"numbered": 1}));
+    assert_eq!(dump["schema_version"], 3);
+    assert_eq!(dump["codec"], "json");
+    assert_eq!(dump["encrypted"], false);
+    assert_eq!(dump["metadata"]["label"], "fixture v3");
+    assert_eq!(dump["metadata"]["playtime_ms"], 1_800_000);
+    assert_eq!(dump["metadata"]["app_version"], "1.2.0");
+    assert!(dump["mementos"]["player"]["health"].is_u64());
+    assert!(dump["mementos"]["player"]["position"]["x"].is_f64());
+
+    let output = savegame()
+        .arg("dump")
+        .arg(fixture("v3-msgpack-plain.sav"))
+        .output()
+        .unwrap();
+    let dump: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        dump["mementos"]["player"]["position"]["x"]["$f32"].is_f64(),
+        "{dump}"
+    );
+    assert!(dump["mementos"]["player"]["health"].is_u64(), "{dump}");
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Position {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Player {
+    health: u32,
+    position: Position,
+    stamina: u32,
+}
+
+/// Loads slot 1 of `dir` the way a game at schema 3 does.
+fn load_as_game(dir: &Path, key: Option<Key>) -> savegame::Loaded {
+    let builder = SaveLoadManager::builder()
+        .directory(dir)
+        .schema_version(3)
+        .allow_unencrypted(true);
+    let builder = match key {
+        Some(key) => builder.key(key),
+        None => builder,
+    };
+    builder.build().unwrap().load(SlotId::Numbered(1)).unwrap()
+}
+
+#[test]
+fn a_dump_edited_by_hand_packs_into_a_save_the_game_loads_with_the_edit() {
+    for name in ["v3-msgpack-aes.sav", "v3-json-plain.sav"] {
+        let key = key_for(name);
+        let key_path = key.as_ref().map(|_| key_file());
+        let work = tempfile::tempdir().unwrap();
+        let json = dump_to(
+            &fixture(name),
+            key_path.as_deref(),
+            work.path(),
+            "d.json",
+            true,
+        );
+        let original = std::fs::read(fixture(name)).unwrap();
+        let (_, before) = open(original, key.as_ref());
+        let player: Player = before.memento("player").unwrap();
+
+        // The edits a developer makes: a value, an f32 (tagged or not), the label.
+        let text = std::fs::read_to_string(&json).unwrap();
+        let health = format!("\"health\": {}", player.health);
+        assert!(text.contains(&health), "{text}");
+        let mut edited = text
+            .replace(&health, "\"health\": 999")
+            .replace("\"label\": \"fixture v3\"", "\"label\": \"bug 1234\"");
+        let x = format!("{}", player.position.x);
+        edited = if name.contains("msgpack") {
+            edited.replace(&format!("\"$f32\": {x}"), "\"$f32\": 1.25")
+        } else {
+            edited.replace(&format!("\"x\": {x}"), "\"x\": 1.25")
+        };
+        std::fs::write(&json, edited).unwrap();
+
+        let saves = tempfile::tempdir().unwrap();
+        let out = saves.path().join("slot-001.sav");
+        let output = pack(&json, &out, key_path.as_deref(), &[]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+
+        let loaded = load_as_game(saves.path(), key.clone());
+        let after: Player = loaded.snapshot.memento("player").unwrap();
+        assert_eq!(
+            after,
+            Player {
+                health: 999,
+                position: Position {
+                    x: 1.25,
+                    ..player.position
+                },
+                ..player
+            },
+            "{name}"
+        );
+        assert_eq!(loaded.snapshot.metadata().label, "bug 1234");
+        assert_eq!(loaded.report.header.encrypted, key.is_some());
+        // The mementos that were not edited are the same bytes.
+        for id in ["inventory", "world"] {
+            assert_eq!(loaded.snapshot.raw(id), before.raw(id), "{name}: {id}");
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Exotic {
+    names: HashMap<u32, String>,
+    flags: BTreeMap<i8, bool>,
+    small: f32,
+    nan: f32,
+    big: f64,
+    inf: f64,
+    #[serde(with = "bin")]
+    blob: Vec<u8>,
+    dollars: BTreeMap<String, String>,
+    nested: Vec<Option<(u64, i64)>>,
+    unicode: String,
+}
+
+mod bin {
+    pub fn serialize<S: serde::Serializer>(b: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(b)
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let bytes: serde_bytes_like::Bytes = serde::Deserialize::deserialize(d)?;
+        Ok(bytes.0)
+    }
+    pub mod serde_bytes_like {
+        pub struct Bytes(pub Vec<u8>);
+        impl<'de> serde::Deserialize<'de> for Bytes {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl serde::de::Visitor<'_> for V {
+                    type Value = Bytes;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("bytes")
+                    }
+                    fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Bytes, E> {
+                        Ok(Bytes(b.to_vec()))
+                    }
+                }
+                d.deserialize_bytes(V)
+            }
+        }
+    }
+}
+
+fn exotic() -> Exotic {
+    Exotic {
+        names: [(1, "one".into()), (70_000, "many".into())].into(),
+        flags: [(-3, true), (4, false)].into(),
+        small: 0.1,
+        nan: f32::NAN,
+        big: 1e300,
+        inf: f64::NEG_INFINITY,
+        blob: vec![0, 159, 146, 150, 255],
+        dollars: [
+            ("$f32".into(), "not a tag".into()),
+            ("$ref".into(), "#/x".into()),
+        ]
+        .into(),
+        nested: vec![None, Some((u64::MAX, i64::MIN))],
+        unicode: "élixir \u{1F5E1} \"quoted\"\n".into(),
+    }
+}
+
+/// A MessagePack save with everything JSON cannot say directly, in slot autosave 4, with a
+/// thumbnail and user fields.
+fn exotic_save(key: Option<&Key>) -> Vec<u8> {
+    let mut snapshot = Snapshot::new(Codec::MessagePack)
+        .with_label("exotic")
+        .with_app_version("9.9.9")
+        .with_playtime(std::time::Duration::from_millis(123_456_789))
+        .with_user_field("chapter", "7")
+        .with_user_field("$weird key", "line\nbreak")
+        .with_thumbnail(vec![0x89, b'P', b'N', b'G', 0, 1, 2]);
+    snapshot.capture_memento("exotic", &exotic()).unwrap();
+    snapshot.capture_memento("plain", &vec![1u8, 2, 3]).unwrap();
+    snapshot.seal_file(SlotId::Autosave(4), 5, 42, key).unwrap()
+}
+
+#[test]
+fn integer_keys_f32_bytes_nan_and_dollar_keys_round_trip_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = fixture_key();
+    let original = exotic_save(Some(&key));
+    let file = write(dir.path(), "exotic.sav", &original);
+    let json = dump_to(&file, Some(&key_file()), dir.path(), "exotic.json", true);
+    let text = std::fs::read_to_string(&json).unwrap();
+    for needle in [
+        "\"$map\"",
+        "\"$f32\": 0.1",
+        "\"$f32\": \"NaN\"",
+        "\"$f64\": \"-inf\"",
+        "\"$bytes\": \"AJ+Slv8=\"",
+        "\"autosave\": 4",
+        "\"$weird key\": \"line\\nbreak\"",
+        "\"thumbnail\": {",
+    ] {
+        assert!(text.contains(needle), "{needle} in\n{text}");
+    }
+    let out = dir.path().join("packed.sav");
+    let output = pack(&json, &out, Some(&key_file()), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let packed = std::fs::read(&out).unwrap();
+    assert_same_content(&original, &packed, Some(&key), "exotic");
+    let (_, snapshot) = open(packed, Some(&key));
+    let back: Exotic = snapshot.memento("exotic").unwrap();
+    assert!(back.nan.is_nan());
+    assert_eq!(back.names, exotic().names);
+    assert_eq!(back.dollars, exotic().dollars);
+}
+
+#[test]
+fn pack_can_change_the_codec_and_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dump_to(
+        &fixture("v3-msgpack-plain.sav"),
+        None,
+        dir.path(),
+        "d.json",
+        false,
+    );
+    let out = dir.path().join("as-json.sav");
+    let output = pack(&json, &out, None, &["--codec", "json", "--schema", "7"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let (header, snapshot) = open(std::fs::read(&out).unwrap(), None);
+    assert_eq!((header.codec, header.schema_version), (Codec::Json, 7));
+    let (_, original) = open(
+        std::fs::read(fixture("v3-msgpack-plain.sav")).unwrap(),
+        None,
+    );
+    let a: Player = snapshot.memento("player").unwrap();
+    let b: Player = original.memento("player").unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn packing_over_a_file_keeps_it_and_its_backups() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let json = dump_to(&fixture("v2-json-plain.sav"), None, d, "d.json", false);
+    let out = copy_fixture(d, "v1-json-plain.sav", "slot-001.sav");
+    copy_fixture(d, "v3-json-plain.sav", "slot-001.sav.bak1");
+    let output = pack(&json, &out, None, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(stdout_of(&output).contains("kept the file it replaced as"));
+    let read = |n: &str| std::fs::read(d.join(n)).unwrap();
+    assert_eq!(
+        read("slot-001.sav.bak1"),
+        std::fs::read(fixture("v1-json-plain.sav")).unwrap()
+    );
+    assert_eq!(
+        read("slot-001.sav.bak2"),
+        std::fs::read(fixture("v3-json-plain.sav")).unwrap()
+    );
+    assert_same_content(
+        &std::fs::read(fixture("v2-json-plain.sav")).unwrap(),
+        &read("slot-001.sav"),
+        None,
+        "packed",
+    );
+    assert!(
+        !names_in(d).iter().any(|n| n.ends_with(".tmp")),
+        "{:?}",
+        names_in(d)
+    );
+}
+
+#[test]
+fn packing_an_encrypted_dump_without_a_key_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dump_to(
+        &fixture("v1-json-aes.sav"),
+        Some(&key_file()),
+        dir.path(),
+        "d.json",
+        false,
+    );
+    let out = dir.path().join("plain.sav");
+    let output = pack(&json, &out, None, &[]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stderr_of(&output).contains("is not encrypted"),
+        "{}",
+        stderr_of(&output)
+    );
+    let (header, _) = open(std::fs::read(&out).unwrap(), None);
+    assert!(!header.encrypted);
+}
+
+#[test]
+fn bad_dumps_are_refused_with_where_and_why_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(dump_to(
+        &fixture("v1-msgpack-plain.sav"),
+        None,
+        dir.path(),
+        "good.json",
+        false,
+    ))
+    .unwrap();
+    for (what, text, needle) in [
+        ("not JSON", "{not json".to_owned(), "not a savegame dump"),
+        (
+            "a typo",
+            good.replace("\"playtime_ms\"", "\"playtime\""),
+            "unknown field `playtime`",
+        ),
+        (
+            "no mementos",
+            good.split(",\"mementos\"").next().unwrap().to_owned() + "}",
+            "missing field `mementos`",
+        ),
+        (
+            "a bad tag",
+            good.replacen("{\"$f32\":", "{\"$f31\":", 1),
+            "at /mementos/player/pos/0: unknown tag \"$f31\"",
+        ),
+        (
+            "a newer dump",
+            good.replace("\"savegame_dump\":1", "\"savegame_dump\":2"),
+            "dump format 2",
+        ),
+        (
+            "bad base64",
+            good.replace("\"thumbnail\":null", "\"thumbnail\":{\"$bytes\":\"@@\"}"),
+            "at /metadata/thumbnail/$bytes",
+        ),
+        (
+            "schema 0",
+            good.replace("\"schema_version\":1", "\"schema_version\":0"),
+            "schema versions start at 1",
+        ),
+    ] {
+        assert_ne!(text, good, "{what}: the edit must change the dump");
+        let json = write(dir.path(), "bad.json", text.as_bytes());
+        let out = dir.path().join("never.sav");
+        let output = pack(&json, &out, None, &[]);
+        assert_eq!(output.status.code(), Some(1), "{what}");
+        let err = stderr_of(&output);
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains("bad.json") && err.contains(needle),
+            "{what}: {err}"
+        );
+        assert!(!out.exists(), "{what}");
+    }
+}
+
+#[test]
+fn dump_refuses_damaged_files_and_wrong_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let flipped = write(dir.path(), "f.sav", &bit_flipped("v2-json-aes.sav", 700, 1));
+    let full = std::fs::read(fixture("v2-json-aes.sav")).unwrap();
+    let truncated = write(dir.path(), "t.sav", &full[..full.len() - 1]);
+    let wrong = write(dir.path(), "wrong.hex", "11".repeat(32).as_bytes());
+    for (file, key, code, kind) in [
+        (flipped, Some(key_file()), 1, "[ChecksumMismatch]"),
+        (truncated, Some(key_file()), 1, "[ChecksumMismatch]"),
+        (fixture("v2-json-aes.sav"), Some(wrong), 1, "[Decrypt]"),
+        (fixture("v2-json-aes.sav"), None, 2, "[KeyRequired]"),
+    ] {
+        let mut cmd = savegame();
+        cmd.arg("dump").arg(&file);
+        if let Some(key) = key {
+            cmd.arg("--key-file").arg(key);
+        }
+        let output = cmd.output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "{file:?}");
+        assert!(output.stdout.is_empty(), "no partial dump");
+        assert!(
+            stderr_of(&output).trim_end().ends_with(kind),
+            "{}",
+            stderr_of(&output)
+        );
+    }
+}
+
+#[test]
+fn a_newer_schema_dumps_and_packs_at_its_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "newer.sav",
+        &newer_schema("v3-msgpack-plain.sav"),
+    );
+    let json = dump_to(&file, None, dir.path(), "d.json", false);
+    assert!(
+        std::fs::read_to_string(&json)
+            .unwrap()
+            .contains("\"schema_version\":9")
+    );
+    let out = dir.path().join("again.sav");
+    assert_eq!(pack(&json, &out, None, &[]).status.code(), Some(0));
+    let (header, _) = open(std::fs::read(&out).unwrap(), None);
+    assert_eq!(header.schema_version, 9);
+}

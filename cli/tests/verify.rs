@@ -1,0 +1,212 @@
+//! `savegame verify FILE...`: the full check, one line per file.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn every_fixture_verifies_with_the_key_one_line_each() {
+    let output = savegame()
+        .arg("verify")
+        .args(FIXTURES.map(fixture))
+        .arg("--key-file")
+        .arg(key_file())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stdout_of(&output));
+    let text = stdout_of(&output);
+    assert_eq!(text.lines().count(), FIXTURES.len(), "{text}");
+    for (line, name) in text.lines().zip(FIXTURES) {
+        assert!(line.starts_with("ok    "), "{line}");
+        assert!(line.contains(name), "{line}");
+        let mementos = if name.starts_with("v3") { 3 } else { 2 };
+        assert!(line.contains(&format!("{mementos} memento(s)")), "{line}");
+    }
+}
+
+#[test]
+fn with_migrations_each_older_file_is_migrated_in_memory() {
+    let output = savegame()
+        .arg("verify")
+        .args(FIXTURES.map(fixture))
+        .arg("--key-file")
+        .arg(key_file())
+        .arg("--migrations")
+        .arg(migrations())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = stdout_of(&output);
+    for (line, name) in text.lines().zip(FIXTURES) {
+        let expected = match &name[..2] {
+            "v1" => "migrates to 3 (2 step(s))",
+            "v2" => "migrates to 3 (1 step(s))",
+            _ => "current with the steps",
+        };
+        assert!(line.ends_with(expected), "{line}");
+    }
+}
+
+#[test]
+fn bad_files_fail_with_their_kind_and_the_rest_still_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let full = std::fs::read(fixture("v2-msgpack-plain.sav")).unwrap();
+    let flipped = write(
+        d,
+        "flipped.sav",
+        &bit_flipped("v2-msgpack-plain.sav", 500, 6),
+    );
+    let truncated = write(d, "truncated.sav", &full[..full.len() / 2]);
+    let trailing = write(d, "trailing.sav", &[full.as_slice(), b"xx"].concat());
+    let good = fixture("v2-msgpack-plain.sav");
+    let output = savegame()
+        .arg("verify")
+        .args([&flipped, &good, &truncated, &trailing])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout_of(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].starts_with("FAIL  ") && lines[0].ends_with("[ChecksumMismatch]"));
+    assert!(lines[0].contains("flipped.sav"), "{}", lines[0]);
+    assert!(lines[1].starts_with("ok    "), "{}", lines[1]);
+    for line in &lines[2..] {
+        assert!(line.starts_with("FAIL  "), "{line}");
+        assert!(
+            line.ends_with("[ChecksumMismatch]") || line.ends_with("[Malformed]"),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn a_wrong_key_is_decrypt_and_no_key_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = write(dir.path(), "wrong.hex", "00".repeat(32).as_bytes());
+    let file = fixture("v1-msgpack-aes.sav");
+    savegame()
+        .arg("verify")
+        .arg(&file)
+        .arg("--key-file")
+        .arg(&wrong)
+        .assert()
+        .code(1)
+        .stdout(predicates::str::ends_with("could not decrypt [Decrypt]\n"));
+    savegame()
+        .arg("verify")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stdout(predicates::str::contains("[KeyRequired]"));
+    // A bad file outweighs a missing key.
+    let bad = write(dir.path(), "bad.sav", b"nope");
+    savegame()
+        .arg("verify")
+        .arg(&file)
+        .arg(&bad)
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn a_tampered_header_with_a_fixed_crc_fails_to_decrypt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fixture("v3-json-aes.sav")).unwrap();
+    bytes[24] ^= 1; // the generation: associated data
+    fix_crc(&mut bytes);
+    let path = write(dir.path(), "tampered.sav", &bytes);
+    savegame()
+        .arg("verify")
+        .arg(&path)
+        .arg("--key-file")
+        .arg(key_file())
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains("[Decrypt]"));
+}
+
+#[test]
+fn a_newer_schema_passes_alone_and_fails_against_the_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "newer.sav", &newer_schema("v3-msgpack-aes.sav"));
+    savegame()
+        .arg("verify")
+        .arg(&path)
+        .arg("--key-file")
+        .arg(key_file())
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("schema 9"));
+    savegame()
+        .arg("verify")
+        .arg(&path)
+        .arg("--key-file")
+        .arg(key_file())
+        .arg("--migrations")
+        .arg(migrations())
+        .assert()
+        .code(1)
+        .stdout(predicates::str::contains(
+            "save schema version 9 is newer than this game's version 3 [NewerSchema]",
+        ));
+}
+
+#[test]
+fn a_broken_migrations_folder_is_reported_before_any_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps");
+    std::fs::create_dir(&steps).unwrap();
+    std::fs::write(steps.join("0002_bad.json"), r#"[{"op": "teleport"}]"#).unwrap();
+    let output = savegame()
+        .arg("verify")
+        .arg(fixture("v1-json-plain.sav"))
+        .arg("--migrations")
+        .arg(&steps)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let err = stderr_of(&output);
+    assert!(
+        err.contains("0002_bad.json") && err.trim_end().ends_with("[StepFile]"),
+        "{err}"
+    );
+    assert!(output.stdout.is_empty());
+
+    // A gap in the chain.
+    std::fs::write(steps.join("0002_bad.json"), "[]").unwrap();
+    std::fs::write(steps.join("0004_later.json"), "[]").unwrap();
+    savegame()
+        .arg("verify")
+        .arg(fixture("v1-json-plain.sav"))
+        .arg("--migrations")
+        .arg(&steps)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("[MigrationChain]"));
+}
+
+#[test]
+fn a_step_that_fails_on_a_file_names_the_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = dir.path().join("steps");
+    std::fs::create_dir(&steps).unwrap();
+    std::fs::write(
+        steps.join("0002_needs_mana.json"),
+        r#"[{"op": "remove", "path": "/player/mana"}]"#,
+    )
+    .unwrap();
+    savegame()
+        .arg("verify")
+        .arg(fixture("v1-json-plain.sav"))
+        .arg("--migrations")
+        .arg(&steps)
+        .assert()
+        .code(1)
+        .stdout(
+            predicates::str::contains("needs_mana").and(predicates::str::contains("[Migration]")),
+        );
+}
+
+use predicates::prelude::PredicateBooleanExt as _;

@@ -260,7 +260,11 @@ fn the_deltas_column_counts_a_slots_incremental_saves() {
         manager.save_incremental(slot, &changes).unwrap();
     }
     let listed = |dir: &std::path::Path| {
-        let output = savegame().args(["list", "--json"]).arg(dir).output().unwrap();
+        let output = savegame()
+            .args(["list", "--json"])
+            .arg(dir)
+            .output()
+            .unwrap();
         assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
         let rows = rows(&output);
         assert_eq!(rows.len(), 1, "the journal is not a row: {rows:?}");

@@ -17,6 +17,7 @@
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | [`storage::SimFs`] under [`storage::FsStorage`] |
+//! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]) |
 //!
 //! ```
 //! use savegame::{Codec, Originator, SaveLoadManager, SlotId};
@@ -117,6 +118,7 @@ pub mod codec;
 pub mod crypto;
 pub mod envelope;
 mod error;
+pub mod history;
 mod manager;
 pub mod migrate;
 mod originator;
@@ -132,6 +134,7 @@ pub use envelope::Header;
 #[cfg(not(feature = "encryption"))]
 pub use envelope::Key;
 pub use error::{BoxError, Error, Result};
+pub use history::History;
 pub use manager::{
     DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
     SaveReport, SaveStatus,

@@ -1,0 +1,283 @@
+//! The undo history on a level whose memento is about 1 MB (MessagePack), against the two
+//! baselines of the same run: cloning the memento once (`create_memento`), and cloning plus
+//! encoding it once (what a save does with one memento).
+//!
+//! - `record`: `History::edit` moving one piece (captures and encodes before and after,
+//!   compares, stores the difference).
+//! - `record + undo`: the same, then undo it (patches the one full state, decodes, restores).
+//! - `undo + redo`: moving through the history.
+//!
+//! Then memory: a history with a byte budget, fed edits of several kinds (moves, renames,
+//! placements and removals in the middle of the level), measured by a counting allocator and
+//! compared with its budget and with what `History::bytes` reports.
+//!
+//! ```text
+//! cargo bench --bench history
+//! ```
+
+#![allow(unsafe_code, missing_docs)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use savegame::{Codec, History, Originator};
+use serde::{Deserialize, Serialize};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Piece {
+    id: u32,
+    kind: String,
+    x: f32,
+    y: f32,
+    rot: f32,
+    note: String,
+}
+
+/// A level editor's level: pieces in a `Vec`, as many as make a 1 MB memento.
+#[derive(Debug, Clone, Default)]
+struct Level {
+    pieces: Vec<Piece>,
+    next_id: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct LevelMemento {
+    pieces: Vec<Piece>,
+    next_id: u32,
+}
+
+impl Originator for Level {
+    type Memento = LevelMemento;
+    fn create_memento(&self) -> LevelMemento {
+        LevelMemento {
+            pieces: self.pieces.clone(),
+            next_id: self.next_id,
+        }
+    }
+    fn restore_memento(&mut self, m: LevelMemento) -> savegame::Result<()> {
+        self.pieces = m.pieces;
+        self.next_id = m.next_id;
+        Ok(())
+    }
+}
+
+const KINDS: [&str; 6] = ["wall", "floor", "lamp", "crate", "door", "bookshelf"];
+
+/// A small deterministic random number generator (xorshift).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn coord(&mut self) -> f32 {
+        (self.next() % 100_000) as f32 / 10.0
+    }
+}
+
+impl Level {
+    fn piece(&mut self, rng: &mut Rng, note: usize) -> Piece {
+        let id = self.next_id;
+        self.next_id += 1;
+        Piece {
+            id,
+            kind: KINDS[rng.below(KINDS.len())].into(),
+            x: rng.coord(),
+            y: rng.coord(),
+            rot: rng.coord(),
+            note: (0..note)
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect(),
+        }
+    }
+
+    /// A level whose memento encodes to about `bytes` bytes.
+    fn generate(bytes: usize) -> Level {
+        let mut rng = Rng(0x5eed);
+        let mut level = Level::default();
+        while encoded_len(&level) < bytes {
+            for _ in 0..1000 {
+                let p = level.piece(&mut rng, 0);
+                level.pieces.push(p);
+            }
+        }
+        level
+    }
+}
+
+fn encoded_len(level: &Level) -> usize {
+    Codec::MessagePack
+        .encode(&level.create_memento())
+        .unwrap()
+        .len()
+}
+
+/// One edit an editor makes: mostly moves, some renames, placements and removals.
+fn random_edit(history: &mut History<Level>, level: &mut Level, rng: &mut Rng) {
+    let n = level.pieces.len();
+    let i = rng.below(n);
+    match rng.below(10) {
+        0..=5 => {
+            let (x, y) = (rng.coord(), rng.coord());
+            history
+                .edit(level, "Move", |l| {
+                    l.pieces[i].x = x;
+                    l.pieces[i].y = y;
+                })
+                .unwrap();
+        }
+        6 | 7 => {
+            let note: String = (0..rng.below(2000))
+                .map(|_| char::from(b'a' + rng.below(26) as u8))
+                .collect();
+            history
+                .edit(level, "Write note", |l| l.pieces[i].note = note)
+                .unwrap();
+        }
+        8 => {
+            let len = rng.below(2000);
+            let piece = level.piece(rng, len);
+            history
+                .edit(level, "Place", |l| l.pieces.insert(i, piece))
+                .unwrap();
+        }
+        _ => {
+            history
+                .edit(level, "Remove", |l| {
+                    l.pieces.remove(i);
+                })
+                .unwrap();
+        }
+    }
+}
+
+fn recording(c: &mut Criterion) {
+    let mut level = Level::generate(1 << 20);
+    let size = encoded_len(&level);
+    let mut history = History::<Level>::builder().limit(50).build().unwrap();
+    let mut x = 0.0f32;
+    let mut record = |history: &mut History<Level>, level: &mut Level| {
+        x += 1.0;
+        let to = x;
+        assert!(
+            history
+                .edit(level, "Move", |l| l.pieces[777].x = to)
+                .unwrap()
+        );
+    };
+
+    eprintln!(
+        "history on a {size}-byte memento ({} pieces, MessagePack); compare each time with \
+         the two baselines of its group",
+        level.pieces.len()
+    );
+
+    let mut group = c.benchmark_group(format!("history/{}KB-memento", size / 1024));
+    group.bench_function("baseline: clone the memento", |b| {
+        b.iter(|| black_box(level.create_memento()))
+    });
+    group.bench_function("baseline: clone + encode the memento", |b| {
+        b.iter(|| black_box(Codec::MessagePack.encode(&level.create_memento()).unwrap()))
+    });
+    group.bench_function("record", |b| b.iter(|| record(&mut history, &mut level)));
+    group.bench_function("record + undo", |b| {
+        b.iter(|| {
+            record(&mut history, &mut level);
+            history.undo(&mut level).unwrap();
+        })
+    });
+    group.bench_function("undo + redo", |b| {
+        b.iter(|| {
+            history.undo(&mut level).unwrap();
+            history.redo(&mut level).unwrap();
+        })
+    });
+    group.finish();
+}
+
+/// Heap bytes the level itself owns (its vector and strings, by capacity).
+fn level_heap(level: &Level) -> usize {
+    level.pieces.capacity() * size_of::<Piece>()
+        + level
+            .pieces
+            .iter()
+            .map(|p| p.kind.capacity() + p.note.capacity())
+            .sum::<usize>()
+}
+
+/// Memory held by a history with a byte budget, measured by the allocator.
+fn memory(_: &mut Criterion) {
+    const BUDGET: usize = 4 << 20;
+    let mut level = Level::generate(1 << 20);
+    let mut rng = Rng(42);
+    // Everything allocated from here on, less the level's own growth, is the history's.
+    let base = LIVE.load(Ordering::SeqCst) - level_heap(&level);
+    let mut history = History::<Level>::builder()
+        .unlimited()
+        .byte_budget(BUDGET)
+        .build()
+        .unwrap();
+    let mut edits = 0;
+    for checkpoint in [1000, 3000, 5000, 7000] {
+        while edits < checkpoint {
+            random_edit(&mut history, &mut level, &mut rng);
+            edits += 1;
+        }
+        let held = LIVE.load(Ordering::SeqCst) - level_heap(&level) - base;
+        let bytes = history.bytes();
+        eprintln!(
+            "memory after {edits} edits: {} entries; allocator: {held} B = {:.3} x the \
+             {BUDGET}-byte budget; history.bytes() = {bytes} B ({:+.2}% vs the allocator)",
+            history.len(),
+            held as f64 / BUDGET as f64,
+            (bytes as f64 - held as f64) / held as f64 * 100.0,
+        );
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(8));
+    targets = recording, memory
+}
+criterion_main!(benches);

@@ -1,0 +1,153 @@
+//! Entries: what one undo takes back. [`Title`] names an edit and says whether it may merge.
+
+use std::mem::size_of;
+
+use super::command::Command;
+
+/// The name an edit has in the undo menu ("Move chair"), and optionally a merge key.
+///
+/// A memento edit with a merge key merges into the previous entry when that entry is one edit
+/// with the same key, is the newest entry and not the saved point, and no undo, redo or
+/// [`seal`](super::History::seal) came in between: an editor that records a drag frame by frame
+/// gets one entry per drag (and none if the drag ends where it started). Most editors instead
+/// record a drag with [`begin_edit`](super::History::begin_edit) at the press and
+/// [`commit_edit`](super::History::commit_edit) at the release.
+///
+/// A plain string is a title without a merge key.
+///
+/// ```
+/// use savegame::history::Title;
+///
+/// let chair_id = 17;
+/// let title = Title::new("Move chair").merging(chair_id);
+/// assert_eq!(title.name(), "Move chair");
+/// assert_eq!(title.merge_key(), Some(17));
+/// assert_eq!(Title::from("Paint wall").merge_key(), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Title {
+    name: String,
+    merge: Option<u64>,
+}
+
+impl Title {
+    /// A title with this name and no merge key.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Title {
+            name: name.into(),
+            merge: None,
+        }
+    }
+
+    /// Lets consecutive edits with the same `key` merge into one entry.
+    #[must_use]
+    pub fn merging(mut self, key: u64) -> Self {
+        self.merge = Some(key);
+        self
+    }
+
+    /// The name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The merge key, if any.
+    #[must_use]
+    pub fn merge_key(&self) -> Option<u64> {
+        self.merge
+    }
+
+    pub(crate) fn into_parts(self) -> (String, Option<u64>) {
+        (self.name, self.merge)
+    }
+}
+
+impl From<&str> for Title {
+    fn from(name: &str) -> Self {
+        Title::new(name)
+    }
+}
+
+impl From<String> for Title {
+    fn from(name: String) -> Self {
+        Title::new(name)
+    }
+}
+
+impl From<&String> for Title {
+    fn from(name: &String) -> Self {
+        Title::new(name.as_str())
+    }
+}
+
+/// One part of an entry: a memento record (its states are a link of the chain) or a command.
+#[derive(Debug, Clone)]
+pub(crate) enum Record<C> {
+    Memento,
+    Command(C),
+}
+
+/// What one undo takes back: one edit, or a group of them.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry<C> {
+    pub(crate) name: Box<str>,
+    /// The merge key of an entry made of one edit that may absorb the next one.
+    pub(crate) merge: Option<u64>,
+    pub(crate) records: Box<[Record<C>]>,
+    /// The number of the chain link of the entry's first memento record (if it has one; the
+    /// others follow in order).
+    pub(crate) first_link: usize,
+}
+
+impl<C> Entry<C> {
+    /// How many memento records (chain links) the entry has.
+    pub(crate) fn links(&self) -> usize {
+        self.records
+            .iter()
+            .filter(|r| matches!(r, Record::Memento))
+            .count()
+    }
+
+    /// The chain link of record `index`, if it is a memento record.
+    pub(crate) fn link_of(&self, index: usize) -> usize {
+        self.first_link
+            + self
+                .records
+                .iter()
+                .take(index)
+                .filter(|r| matches!(r, Record::Memento))
+                .count()
+    }
+
+    /// Heap bytes the entry owns, besides its slot in the history's deque and its links.
+    pub(crate) fn heap_bytes<T: ?Sized>(&self) -> usize
+    where
+        C: Command<T>,
+    {
+        self.name.len()
+            + self.records.len() * size_of::<Record<C>>()
+            + self
+                .records
+                .iter()
+                .map(|r| match r {
+                    Record::Memento => 0,
+                    Record::Command(c) => c.heap_size(),
+                })
+                .sum::<usize>()
+    }
+
+    /// The single command of an entry made of one command, to merge into.
+    pub(crate) fn sole_command(&mut self) -> Option<&mut C> {
+        match &mut *self.records {
+            [Record::Command(c)] => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Is this an entry of one memento record?
+    pub(crate) fn is_sole_memento(&self) -> bool {
+        matches!(*self.records, [Record::Memento])
+    }
+}

@@ -6,7 +6,8 @@
 //! 8          2     format version      u16, 1
 //! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
 //! 12         1     codec               1 = JSON, 2 = MessagePack
-//! 13         1     file kind           1 = save, 2 = delta (an incremental save)
+//! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
+//!                                      (a different layout from here on: see the `replay` module)
 //! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
 //! 15         1     reserved            must be 0
 //! 16         4     slot number         u32 (0 for quicksave)
@@ -122,6 +123,10 @@ pub enum FileKind {
     Save,
     /// An incremental save: the changes since a base save, appended to the slot's journal.
     Delta,
+    /// A replay: chunks of recorded frames and keyframes (see [`replay`](crate::replay)). Only
+    /// the first 14 bytes of its chunks follow the layout of this module; a save reader refuses
+    /// it as malformed.
+    Replay,
 }
 
 impl FileKind {
@@ -131,6 +136,7 @@ impl FileKind {
         match self {
             FileKind::Save => 1,
             FileKind::Delta => 2,
+            FileKind::Replay => 3,
         }
     }
 
@@ -138,6 +144,7 @@ impl FileKind {
         match id {
             1 => Some(FileKind::Save),
             2 => Some(FileKind::Delta),
+            3 => Some(FileKind::Replay),
             _ => None,
         }
     }
@@ -357,13 +364,7 @@ pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>)
     let payload = sections.payload.start as usize..sections.payload.end as usize;
 
     let body = if header.encrypted {
-        let key = key.ok_or(if cfg!(feature = "encryption") {
-            Error::KeyRequired
-        } else {
-            Error::FeatureDisabled {
-                feature: "encryption",
-            }
-        })?;
+        let key = key.ok_or_else(missing_key)?;
         if payload.len() < TAG_LEN {
             return Err(Error::malformed("encrypted payload shorter than its tag"));
         }
@@ -399,8 +400,20 @@ pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>)
     })
 }
 
+/// The error for an encrypted file and no key: [`Error::KeyRequired`], or
+/// [`Error::FeatureDisabled`] in a build without the `encryption` feature.
+pub(crate) fn missing_key() -> Error {
+    if cfg!(feature = "encryption") {
+        Error::KeyRequired
+    } else {
+        Error::FeatureDisabled {
+            feature: "encryption",
+        }
+    }
+}
+
 #[cfg(feature = "encryption")]
-fn seal_body(
+pub(crate) fn seal_body(
     key: &Key,
     nonce: &[u8; NONCE_LEN],
     ad: &[u8],
@@ -410,12 +423,17 @@ fn seal_body(
 }
 
 #[cfg(not(feature = "encryption"))]
-fn seal_body(key: &Key, _: &[u8; NONCE_LEN], _: &[u8], _: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+pub(crate) fn seal_body(
+    key: &Key,
+    _: &[u8; NONCE_LEN],
+    _: &[u8],
+    _: &mut [u8],
+) -> Result<[u8; TAG_LEN]> {
     match *key {}
 }
 
 #[cfg(feature = "encryption")]
-fn open_body(
+pub(crate) fn open_body(
     key: &Key,
     nonce: &[u8; NONCE_LEN],
     ad: &[u8],
@@ -428,7 +446,7 @@ fn open_body(
 /// Without the `encryption` feature there is never a key, so `open` stops at
 /// [`Error::FeatureDisabled`] before calling this.
 #[cfg(not(feature = "encryption"))]
-fn open_body(
+pub(crate) fn open_body(
     key: &Key,
     _: &[u8; NONCE_LEN],
     _: &[u8],
@@ -528,19 +546,8 @@ pub fn header_len(prefix: &[u8]) -> Result<usize> {
 pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     let needed = header_len(bytes)?;
     let format_version = read_u16(bytes, OFF_VERSION);
-    if format_version > FORMAT_VERSION {
-        return Err(Error::UnsupportedFormat {
-            found: format_version,
-            supported: FORMAT_VERSION,
-        });
-    }
-    if format_version == 0 {
-        return Err(Error::malformed("format version 0"));
-    }
-    let flags = read_u16(bytes, OFF_FLAGS);
-    if flags & !FLAG_ENCRYPTED != 0 {
-        return Err(Error::UnknownFlags { flags });
-    }
+    let encrypted =
+        check_version_and_flags(format_version, FORMAT_VERSION, read_u16(bytes, OFF_FLAGS))?;
     let codec = Codec::from_id(bytes[OFF_CODEC])?;
     let kind = FileKind::from_id(bytes[OFF_KIND])
         .ok_or_else(|| Error::malformed(format!("unknown file kind {}", bytes[OFF_KIND])))?;
@@ -557,7 +564,7 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     metadata.saved_at = Some(saved_at);
     let header = Header {
         format_version,
-        encrypted: flags & FLAG_ENCRYPTED != 0,
+        encrypted,
         codec,
         kind,
         slot,
@@ -576,6 +583,25 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
         }
     }
     Ok(header)
+}
+
+/// Checks the format version and flags fields of a file of the family: a version newer than
+/// `supported` is [`Error::UnsupportedFormat`], version 0 is malformed, a flag bit other than
+/// [`FLAG_ENCRYPTED`] is [`Error::UnknownFlags`]. Returns whether the file is encrypted.
+pub(crate) fn check_version_and_flags(version: u16, supported: u16, flags: u16) -> Result<bool> {
+    if version > supported {
+        return Err(Error::UnsupportedFormat {
+            found: version,
+            supported,
+        });
+    }
+    if version == 0 {
+        return Err(Error::malformed("format version 0"));
+    }
+    if flags & !FLAG_ENCRYPTED != 0 {
+        return Err(Error::UnknownFlags { flags });
+    }
+    Ok(flags & FLAG_ENCRYPTED != 0)
 }
 
 fn check_magic(bytes: &[u8]) -> Result<()> {
@@ -659,7 +685,7 @@ fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
 }
 
 /// Exact length of the metadata block for `m`.
-fn encoded_metadata_len(m: &Metadata) -> usize {
+pub(crate) fn encoded_metadata_len(m: &Metadata) -> usize {
     8 + 2
         + m.label.len()
         + 2
@@ -673,7 +699,7 @@ fn encoded_metadata_len(m: &Metadata) -> usize {
         + m.thumbnail.as_ref().map_or(0, Vec::len)
 }
 
-fn write_metadata(buf: &mut Vec<u8>, m: &Metadata) -> Result<()> {
+pub(crate) fn write_metadata(buf: &mut Vec<u8>, m: &Metadata) -> Result<()> {
     let playtime = u64::try_from(m.playtime.as_millis()).unwrap_or(u64::MAX);
     buf.extend_from_slice(&playtime.to_le_bytes());
     write_str16(buf, &m.label, "label")?;
@@ -690,7 +716,7 @@ fn write_metadata(buf: &mut Vec<u8>, m: &Metadata) -> Result<()> {
     Ok(())
 }
 
-fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
+pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
     let mut r = Reader::new(bytes, "metadata");
     let playtime = Duration::from_millis(r.u64()?);
     let label_len = r.u16()? as usize;
@@ -739,20 +765,20 @@ fn len_u16(n: usize) -> Result<u16> {
     })
 }
 
-fn len_u32(n: usize) -> Result<u32> {
+pub(crate) fn len_u32(n: usize) -> Result<u32> {
     u32::try_from(n).map_err(|_| Error::Config {
         reason: format!("{n} is too many for a 32-bit length"),
     })
 }
 
-fn system_time_to_millis(t: SystemTime) -> i64 {
+pub(crate) fn system_time_to_millis(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
     }
 }
 
-fn millis_to_system_time(ms: i64) -> SystemTime {
+pub(crate) fn millis_to_system_time(ms: i64) -> SystemTime {
     let magnitude = Duration::from_millis(ms.unsigned_abs());
     let t = if ms >= 0 {
         UNIX_EPOCH.checked_add(magnitude)
@@ -762,29 +788,29 @@ fn millis_to_system_time(ms: i64) -> SystemTime {
     t.unwrap_or(UNIX_EPOCH)
 }
 
-fn read_u16(b: &[u8], at: usize) -> u16 {
+pub(crate) fn read_u16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
-fn read_u32(b: &[u8], at: usize) -> u32 {
+pub(crate) fn read_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-fn read_u64(b: &[u8], at: usize) -> u64 {
+pub(crate) fn read_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);
     u64::from_le_bytes(a)
 }
 
 /// A bounds-checked little-endian reader; every read past the end is a typed error.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
     what: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8], what: &'static str) -> Self {
+    pub(crate) fn new(bytes: &'a [u8], what: &'static str) -> Self {
         Reader {
             bytes,
             pos: 0,
@@ -792,15 +818,15 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
-    fn position(&self) -> usize {
+    pub(crate) fn position(&self) -> usize {
         self.pos
     }
 
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.remaining() {
             return Err(Error::malformed(format!("truncated {}", self.what)));
         }
@@ -809,21 +835,25 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn str(&mut self, n: usize) -> Result<&'a str> {
+    pub(crate) fn str(&mut self, n: usize) -> Result<&'a str> {
         let what = self.what;
         std::str::from_utf8(self.bytes(n)?)
             .map_err(|_| Error::malformed(format!("invalid UTF-8 in the {what}")))
     }
 
-    fn u16(&mut self) -> Result<u16> {
+    pub(crate) fn u8(&mut self) -> Result<u8> {
+        Ok(self.bytes(1)?[0])
+    }
+
+    pub(crate) fn u16(&mut self) -> Result<u16> {
         Ok(read_u16(self.bytes(2)?, 0))
     }
 
-    fn u32(&mut self) -> Result<u32> {
+    pub(crate) fn u32(&mut self) -> Result<u32> {
         Ok(read_u32(self.bytes(4)?, 0))
     }
 
-    fn u64(&mut self) -> Result<u64> {
+    pub(crate) fn u64(&mut self) -> Result<u64> {
         Ok(read_u64(self.bytes(8)?, 0))
     }
 }

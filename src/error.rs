@@ -32,6 +32,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   [`Error::InvalidId`].
 /// - **Migrations:** [`Error::Migration`], [`Error::NoMigrationPath`],
 ///   [`Error::MigrationChain`], [`Error::StepFile`].
+/// - **Replays:** [`Error::NewerInputFormat`], [`Error::NoInputMigrationPath`] (refused before
+///   playback starts, with [`Error::NewerSchema`] and [`Error::NoMigrationPath`] for keyframes);
+///   [`Error::FrameOutOfRange`], [`Error::NoKeyframe`], [`Error::Desync`],
+///   [`Error::RecordingStopped`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -268,6 +272,72 @@ pub enum Error {
     BackgroundPanic {
         /// The panic's message.
         message: String,
+    },
+
+    /// A replay's inputs were recorded in a newer input format than the game reads. Refused
+    /// when the replay is opened, before playback starts.
+    #[error(
+        "the replay's input format version {found} is newer than this game's version {supported}"
+    )]
+    NewerInputFormat {
+        /// The input format version in the replay.
+        found: u32,
+        /// The game's input format version.
+        supported: u32,
+    },
+
+    /// A replay's inputs are in an older input format, and no chain of input migrations leads
+    /// from it to the game's. Refused when the replay is opened, before playback starts.
+    #[error("no input migration path from input format version {from} to {to}")]
+    NoInputMigrationPath {
+        /// The replay's input format version.
+        from: u32,
+        /// The game's input format version.
+        to: u32,
+    },
+
+    /// A replay was asked for a frame it does not hold.
+    #[error("frame {frame} is past the end of the replay ({frames} frames)")]
+    FrameOutOfRange {
+        /// The frame asked for.
+        frame: u64,
+        /// How many frames the replay holds (those that can be played, for a replay cut short).
+        frames: u64,
+    },
+
+    /// A replay has no keyframe at or before the frame a seek asked for.
+    #[error("the replay has no keyframe at or before frame {frame}")]
+    NoKeyframe {
+        /// The frame the seek asked for.
+        frame: u64,
+    },
+
+    /// During replay playback, the game's state hash after a frame differs from the one
+    /// recorded: the game is not deterministic, or not the same game. Returned only when the
+    /// player is told to stop on a desync; otherwise the mismatch is reported and playback
+    /// goes on.
+    #[error(
+        "desync at frame {frame}: the state hash is {found:#018x}, the recording says {expected:#018x} (last keyframe before it: {})",
+        keyframe.map_or_else(|| "none".to_owned(), |k| format!("frame {k}"))
+    )]
+    Desync {
+        /// The frame after which the hashes differ.
+        frame: u64,
+        /// The nearest keyframe at or before that frame: seek there and step to `frame` to
+        /// reproduce the desync.
+        keyframe: Option<u64>,
+        /// The hash the recording holds.
+        expected: u64,
+        /// The hash the game computed.
+        found: u64,
+    },
+
+    /// A replay recorder stopped after an earlier error (a failed write, say): the chunks
+    /// written before it still play, and nothing more is written.
+    #[error("the recording stopped after an earlier error: {reason}")]
+    RecordingStopped {
+        /// The earlier error.
+        reason: String,
     },
 
     /// The manager or a storage was configured wrongly.

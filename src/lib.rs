@@ -17,6 +17,7 @@
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | [`storage::SimFs`] under [`storage::FsStorage`] |
+//! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`Player`], your game as [`replay::Replayable`] ([`replay`]) |
 //! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]) |
 //!
 //! ```
@@ -122,6 +123,7 @@ pub mod history;
 mod manager;
 pub mod migrate;
 mod originator;
+pub mod replay;
 pub mod slot;
 mod snapshot;
 pub mod storage;
@@ -141,6 +143,7 @@ pub use manager::{
 };
 pub use migrate::Migrations;
 pub use originator::Originator;
+pub use replay::{Player, Recorder, ReplayHeader};
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
 /// relative to the calling crate's `Cargo.toml`. Needs the `json` feature.

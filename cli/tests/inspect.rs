@@ -190,7 +190,7 @@ fn a_file_kind_the_tool_does_not_know_is_reported_cleanly() {
     assert_eq!(output.status.code(), Some(1));
     let err = stderr_of(&output);
     assert!(
-        err.contains("file kind 7 is not a save file kind this tool knows"),
+        err.contains("file kind 7 is not a kind this tool reads"),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");

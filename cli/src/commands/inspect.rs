@@ -21,6 +21,11 @@ use crate::text::{playtime, printable, rfc3339};
 /// When the file cannot be read, or its header cannot be parsed (exit 1).
 pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
+    if super::replay::is_replay(&bytes) {
+        let (out, sound) = super::replay::inspect(path, bytes.len() as u64, key)?;
+        super::print(&out)?;
+        return Ok(if sound { Exit::Ok } else { Exit::Bad }.into());
+    }
     let crc = check_crc(&bytes);
     if let Err(e @ Error::NotASave) = &crc {
         return Err(Failure::file(path, e));

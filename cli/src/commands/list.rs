@@ -129,6 +129,7 @@ pub fn kind_name(kind: FileKind) -> String {
     match kind {
         FileKind::Save => "save".into(),
         FileKind::Delta => "delta".into(),
+        FileKind::Replay => "replay".into(),
         other => format!("kind {}", other.id()),
     }
 }
@@ -288,6 +289,10 @@ fn row_for(
             return row;
         }
     };
+    if super::replay::is_replay(&bytes) {
+        replay_row(&mut row, path, has_key);
+        return row;
+    }
     // The header for display, even when the file is damaged further on.
     if let Ok(h) = parse_header(&bytes, None) {
         row.fill(&h);
@@ -327,6 +332,35 @@ fn row_for(
         }
     }
     row
+}
+
+/// A replay's row: its header from the start and end chunks, its status from a full open.
+fn replay_row(row: &mut Row, path: &Path, has_key: bool) {
+    row.kind = Some("replay".into());
+    match savegame::replay::ReplayHeader::read(path, None) {
+        Ok(h) => {
+            row.label = Some(printable(h.label()));
+            row.saved_at = Some(rfc3339(h.recorded_at));
+            row.saved_short = Some(short_time(h.recorded_at));
+            if let Some(d) = h.duration() {
+                row.playtime_ms = Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                row.playtime_text = Some(playtime(d));
+            }
+            row.app_version = Some(printable(h.app_version()));
+            row.schema_version = Some(h.schema_version);
+            row.encrypted = Some(h.encrypted);
+            row.codec = Some(h.codec.name());
+            if h.encrypted && !has_key {
+                row.status = "needs key";
+            } else if !h.is_complete() {
+                row.status = "cut short";
+            }
+        }
+        Err(e) => {
+            row.status = "corrupt";
+            row.problem = Some(describe(path, &e));
+        }
+    }
 }
 
 /// How many records from the start of `journal` are sound deltas (CRC and header) of the save

@@ -5,6 +5,7 @@ pub mod inspect;
 pub mod list;
 pub mod migrate;
 pub mod pack;
+pub mod replay;
 pub mod verify;
 
 use std::io::Write;
@@ -38,18 +39,19 @@ pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failur
 /// say which kind a file is when the library refuses it as malformed.
 const FILE_KIND_OFFSET: usize = 13;
 
-/// The kind byte of a file that has the savegame magic but is not a save (a replay, say, or a
-/// kind from a newer version): `None` for saves and for files without the magic.
+/// The kind byte of a file that has the savegame magic but is neither a save nor a replay (a
+/// kind from a newer version): `None` for saves, replays and files without the magic.
 pub fn unknown_file_kind(bytes: &[u8]) -> Option<u8> {
     let kind = *bytes.get(FILE_KIND_OFFSET)?;
-    (bytes.starts_with(&savegame::envelope::MAGIC) && kind != FileKind::Save.id()).then_some(kind)
+    let known = [FileKind::Save.id(), FileKind::Replay.id()];
+    (bytes.starts_with(&savegame::envelope::MAGIC) && !known.contains(&kind)).then_some(kind)
 }
 
 /// What to say about a file whose kind this tool does not know.
 pub fn unknown_kind_message(kind: u8) -> String {
     format!(
-        "file kind {kind} is not a save file kind this tool knows (it reads saves and their \
-         backups; replay files are not supported yet)"
+        "file kind {kind} is not a kind this tool reads (it reads saves, their backups, and \
+         replays; a journal of incremental saves is read by the game, and counted by `list`)"
     )
 }
 

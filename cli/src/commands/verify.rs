@@ -42,6 +42,9 @@ fn verify_one(
     steps: Option<&(Migrations, u32)>,
     key: Option<&Key>,
 ) -> Result<String, Failure> {
+    if super::replay::is_replay(&super::read_save(path)?) {
+        return super::replay::verify(path, key);
+    }
     let (header, snapshot) = super::open(path, key)?;
     to_document(&snapshot).map_err(|e| Failure::file(path, &e))?;
     let mut summary = format!(

@@ -389,6 +389,27 @@ impl SaveLoadManager {
         self.engine.storage.locate(&slot.file_name())
     }
 
+    /// A replay [`Recorder`](crate::replay::Recorder) set up like this manager: its codec, its
+    /// key and its schema version (the keyframes are saves of the game). Add the frame rate
+    /// and the rest, then `create` the replay file.
+    pub fn recorder(&self) -> crate::replay::RecorderBuilder {
+        crate::replay::Recorder::builder()
+            .codec(self.engine.codec)
+            .schema_version(self.engine.schema_version)
+            .maybe_key(self.engine.key.clone())
+    }
+
+    /// A replay [`Player`](crate::replay::Player) set up like this manager: its key (and
+    /// whether plain files are allowed), its schema version and its migrations, so keyframes
+    /// recorded by older versions of the game migrate as saves do.
+    pub fn replay_player(&self) -> crate::replay::PlayerBuilder {
+        crate::replay::Player::builder()
+            .maybe_key(self.engine.key.clone())
+            .allow_unencrypted(self.engine.allow_unencrypted)
+            .schema_version(self.engine.schema_version)
+            .migrations(self.engine.migrations.clone())
+    }
+
     /// Saves `snapshot` to `slot`, crash-safely. When this returns `Ok`, the save is on disk
     /// (fsynced, renamed into place, folder fsynced).
     ///

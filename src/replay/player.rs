@@ -110,6 +110,12 @@ impl PlayerBuilder {
         self
     }
 
+    /// The key, or none: how a [`SaveLoadManager`](crate::SaveLoadManager) passes on its own.
+    pub(crate) fn maybe_key(mut self, key: Option<Key>) -> Self {
+        self.key = key;
+        self
+    }
+
     /// With a key, also play replays that are not encrypted (off by default: a plain replay
     /// has only CRCs, which anyone can forge).
     pub fn allow_unencrypted(mut self, allow: bool) -> Self {

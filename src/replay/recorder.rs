@@ -59,6 +59,12 @@ impl RecorderBuilder {
         self
     }
 
+    /// The key, or none: how a [`SaveLoadManager`](crate::SaveLoadManager) passes on its own.
+    pub(crate) fn maybe_key(mut self, key: Option<Key>) -> Self {
+        self.key = key;
+        self
+    }
+
     /// The game's frame rate, in frames per second (default 60): playback runs at it.
     pub fn frame_rate(mut self, frames_per_second: u32) -> Self {
         self.frame_rate = frames_per_second;

@@ -1,0 +1,587 @@
+//! The game as a program: modes (playing, editing, watching a replay), commands from the
+//! keyboard or a script, and the screen.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use savegame::replay::{Player as ReplayPlayer, Recorder, Replayable};
+use savegame::{SlotId, Snapshot};
+
+use crate::editor::{Editor, outline};
+use crate::model::{Action, Dir, Game, Item, Layout, Pos, Tile};
+use crate::saves::Saves;
+use crate::ui;
+
+/// Turns a replay records per second of playback.
+pub const TURNS_PER_SECOND: u32 = 4;
+
+/// One thing the player (or a script) does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Act(Action),
+    Save(u32),
+    Load(SlotId),
+    Menu,
+    New(u64),
+    Edit,
+    Done,
+    Cursor(Pos),
+    Wall(Pos),
+    Floor(Pos),
+    Put(Pos, Item),
+    Take(Pos),
+    /// A room outline dragged from one corner to another, one cell per frame.
+    Room(Pos, Pos),
+    Undo,
+    Redo,
+    /// Watch the run so far from its start.
+    Watch,
+    /// Let this much playback time pass (a terminal's frame, or a script's `play`).
+    Play(Duration),
+    Pause,
+    Speed(f64),
+    Seek(u64),
+    Leave,
+    Flush,
+    Quit,
+}
+
+/// Watching a replay.
+pub struct Watching {
+    pub player: ReplayPlayer,
+    pub game: Game,
+    pub paused: bool,
+}
+
+/// What the screen shows.
+pub enum Mode {
+    Play,
+    Edit {
+        cursor: Pos,
+        drag_start: Option<Layout>,
+    },
+    Menu(Vec<String>),
+    Watch(Box<Watching>),
+}
+
+/// The program's state.
+pub struct App {
+    pub game: Game,
+    pub saves: Saves,
+    pub editor: Editor,
+    pub mode: Mode,
+    /// Changes since the last save or load.
+    pub dirty: bool,
+    /// The editor changed the level since the run's recording started.
+    edited: bool,
+    pub quit: bool,
+    recorder: Option<Recorder<Action>>,
+    seed: u64,
+    /// What the last command had to say.
+    pub notes: Vec<String>,
+}
+
+/// Where the current run is recorded.
+fn run_path(saves: &Saves) -> PathBuf {
+    saves.folder().join("last-run.replay")
+}
+
+impl Replayable for Game {
+    type Input = Action;
+
+    fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
+        self.restore(keyframe)
+    }
+
+    fn step(&mut self, _frame: u64, input: Action) -> savegame::Result<()> {
+        Game::step(self, input);
+        Ok(())
+    }
+
+    fn state_hash(&self) -> Option<u64> {
+        Some(Game::state_hash(self))
+    }
+}
+
+impl App {
+    /// A new game from `seed`, with its saves in `dir` (or the platform's data folder).
+    pub fn new(dir: Option<PathBuf>, seed: u64, autosave_every: u64) -> savegame::Result<App> {
+        let saves = Saves::open(dir, autosave_every)?;
+        let mut app = App {
+            game: Game::new(seed),
+            saves,
+            editor: Editor::new()?,
+            mode: Mode::Play,
+            dirty: false,
+            edited: false,
+            quit: false,
+            recorder: None,
+            seed,
+            notes: Vec::new(),
+        };
+        app.start_recording()?;
+        Ok(app)
+    }
+
+    /// Starts recording a run from the game as it is now.
+    fn start_recording(&mut self) -> savegame::Result<()> {
+        if let Some(old) = self.recorder.take() {
+            old.finish()?;
+        }
+        // The manager's recorder seals the replay with the save key, at the save schema.
+        let recorder = self
+            .saves
+            .manager()
+            .recorder()
+            .frame_rate(TURNS_PER_SECOND)
+            .keyframe_every(50)
+            .seed(self.seed)
+            .label(format!(
+                "Level {} from turn {}",
+                self.game.level.number, self.game.clock.turn
+            ))
+            .app_version(env!("CARGO_PKG_VERSION"))
+            .create(run_path(&self.saves))?;
+        self.recorder = Some(recorder);
+        Ok(())
+    }
+
+    fn snapshot(&self, manual: bool) -> savegame::Result<Snapshot> {
+        let mut s = self.saves.snapshot(&self.game)?;
+        self.editor.capture(&mut s, manual)?;
+        Ok(s)
+    }
+
+    /// Plays one turn, recording it, then lets the autosave act.
+    fn turn(&mut self, action: Action) -> savegame::Result<()> {
+        if self.game.is_dead() {
+            self.note("You are dead. Load a save, or start a new game.");
+            return Ok(());
+        }
+        if let Some(recorder) = &mut self.recorder {
+            if recorder.keyframe_due() {
+                let mut keyframe = recorder.snapshot();
+                self.game.capture(&mut keyframe)?;
+                recorder.keyframe(&keyframe)?;
+            }
+            self.game.step(action);
+            recorder.frame(&action, Some(self.game.state_hash()))?;
+        } else {
+            self.game.step(action);
+        }
+        self.dirty = true;
+        self.saves.poll();
+        if self.saves.autosave_due(self.game.clock.turn) {
+            let autosave = self.snapshot(false)?;
+            self.saves.autosave(self.game.clock.turn, autosave);
+        }
+        Ok(())
+    }
+
+    /// Does one command; what it had to say is in [`notes`](Self::notes).
+    pub fn handle(&mut self, command: Command) {
+        self.notes.clear();
+        if let Err(e) = self.run(command) {
+            self.notes.push(format!("Error: {e}"));
+        }
+    }
+
+    fn note(&mut self, text: impl Into<String>) {
+        self.notes.push(text.into());
+    }
+
+    fn run(&mut self, command: Command) -> savegame::Result<()> {
+        self.saves.poll();
+        match command {
+            Command::Act(action) => {
+                if !matches!(self.mode, Mode::Play) {
+                    self.note("Leave this screen first.");
+                } else {
+                    self.turn(action)?;
+                }
+            }
+            Command::Save(n) => {
+                let snapshot = self.snapshot(true)?;
+                match self.saves.save(n, &snapshot) {
+                    Ok(message) => {
+                        self.editor.history.mark_saved();
+                        self.dirty = false;
+                        self.note(message);
+                    }
+                    Err(message) => self.note(message),
+                }
+            }
+            Command::Load(slot) => match self.saves.load(slot) {
+                Ok((game, snapshot, message)) => {
+                    self.game = game;
+                    self.editor.restore(&snapshot)?;
+                    self.dirty = false;
+                    self.mode = Mode::Play;
+                    self.note(message);
+                    self.start_recording()?;
+                }
+                Err(message) => self.note(message),
+            },
+            Command::Menu => self.mode = Mode::Menu(self.saves.menu()),
+            Command::New(seed) => {
+                self.seed = seed;
+                self.game = Game::new(seed);
+                self.editor = Editor::new()?;
+                self.saves.slot = None;
+                self.dirty = false;
+                self.mode = Mode::Play;
+                self.start_recording()?;
+                self.note(format!("A new game, seed {seed}."));
+            }
+            Command::Edit => {
+                self.mode = Mode::Edit {
+                    cursor: self.game.player.pos,
+                    drag_start: None,
+                };
+                self.note("Editor: walls, items, rooms; undo and redo.");
+            }
+            Command::Done | Command::Leave => self.leave()?,
+            Command::Cursor(pos) => {
+                if let Mode::Edit { cursor, .. } = &mut self.mode {
+                    *cursor = pos;
+                }
+            }
+            Command::Wall(pos) | Command::Floor(pos) => {
+                let tile = if matches!(command, Command::Wall(_)) {
+                    Tile::Wall
+                } else {
+                    Tile::Floor
+                };
+                self.in_editor(pos, |editor, layout| editor.set(layout, pos, tile))?;
+            }
+            Command::Put(pos, item) => {
+                self.in_editor(pos, |editor, layout| editor.put(layout, pos, Some(item)))?;
+            }
+            Command::Take(pos) => {
+                self.in_editor(pos, |editor, layout| editor.put(layout, pos, None))?
+            }
+            Command::Room(from, to) => self.room(from, to)?,
+            Command::Undo | Command::Redo => {
+                if !matches!(self.mode, Mode::Edit { .. }) {
+                    self.note("Undo and redo work in the editor.");
+                    return Ok(());
+                }
+                let layout = &mut self.game.level.layout;
+                let message = if command == Command::Undo {
+                    self.editor.undo(layout)?
+                } else {
+                    self.editor.redo(layout)?
+                };
+                self.dirty = self.dirty || self.editor.history.is_dirty();
+                self.edited = true;
+                self.note(message);
+            }
+            Command::Watch => self.watch()?,
+            Command::Play(elapsed) => {
+                if let Mode::Watch(w) = &mut self.mode
+                    && !w.paused
+                {
+                    w.player.advance(&mut w.game, elapsed)?;
+                }
+            }
+            Command::Pause => {
+                if let Mode::Watch(w) = &mut self.mode {
+                    w.paused = !w.paused;
+                }
+            }
+            Command::Speed(speed) => {
+                if let Mode::Watch(w) = &mut self.mode {
+                    w.player.set_speed(speed)?;
+                }
+            }
+            Command::Seek(turn) => {
+                if let Mode::Watch(w) = &mut self.mode {
+                    let turn = turn.min(w.player.frame_count());
+                    w.player.seek(&mut w.game, turn)?;
+                }
+            }
+            Command::Flush => self.saves.flush(),
+            Command::Quit => {
+                self.saves.flush();
+                if let Some(recorder) = self.recorder.take() {
+                    recorder.finish()?;
+                }
+                self.quit = true;
+            }
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) -> savegame::Result<()> {
+        match &self.mode {
+            Mode::Watch(_) => self.note("Back to the game."),
+            Mode::Edit { drag_start, .. } => {
+                if drag_start.is_some() {
+                    // A drag cut short: nothing recorded, the preview is taken back.
+                    self.editor
+                        .history
+                        .cancel_edit(&mut self.game.level.layout)?;
+                    self.editor.drag_from = None;
+                }
+                if self.edited {
+                    // A replay cannot know what the editor did: a new run starts here.
+                    self.edited = false;
+                    self.start_recording()?;
+                }
+            }
+            _ => {}
+        }
+        self.mode = Mode::Play;
+        Ok(())
+    }
+
+    fn in_editor(
+        &mut self,
+        pos: Pos,
+        f: impl FnOnce(&mut Editor, &mut Layout) -> savegame::Result<String>,
+    ) -> savegame::Result<()> {
+        let Mode::Edit { cursor, .. } = &mut self.mode else {
+            self.note("Open the editor first.");
+            return Ok(());
+        };
+        *cursor = pos;
+        let message = f(&mut self.editor, &mut self.game.level.layout)?;
+        self.dirty = true;
+        self.edited = true;
+        self.note(message);
+        Ok(())
+    }
+
+    /// A room drag: mouse down at `from`, the mouse moves one cell per frame to `to` (the
+    /// preview follows every frame), mouse up. One entry in the history.
+    fn room(&mut self, from: Pos, to: Pos) -> savegame::Result<()> {
+        if !matches!(self.mode, Mode::Edit { .. }) {
+            self.note("Open the editor first.");
+            return Ok(());
+        }
+        self.begin_room(from)?;
+        let mut corner = from;
+        while corner != to {
+            corner.x += (to.x - corner.x).signum();
+            corner.y += (to.y - corner.y).signum();
+            self.drag_room(corner);
+        }
+        self.end_room()
+    }
+
+    /// Mouse down: a room drag starts.
+    pub fn begin_room(&mut self, corner: Pos) -> savegame::Result<()> {
+        self.editor.begin_room(&self.game.level.layout, corner)?;
+        if let Mode::Edit { drag_start, cursor } = &mut self.mode {
+            *drag_start = Some(self.game.level.layout.clone());
+            *cursor = corner;
+        }
+        Ok(())
+    }
+
+    /// The mouse moved: the preview follows.
+    pub fn drag_room(&mut self, corner: Pos) {
+        if let Mode::Edit {
+            drag_start: Some(start),
+            cursor,
+        } = &mut self.mode
+        {
+            *cursor = corner;
+            self.editor
+                .drag_room(start, &mut self.game.level.layout, corner);
+        }
+    }
+
+    /// Mouse up: the drag is one entry.
+    pub fn end_room(&mut self) -> savegame::Result<()> {
+        if let Mode::Edit { drag_start, .. } = &mut self.mode {
+            *drag_start = None;
+        }
+        let recorded = self.editor.end_room(&self.game.level.layout)?;
+        self.dirty |= recorded;
+        self.edited |= recorded;
+        self.note(if recorded {
+            "Draw room"
+        } else {
+            "The room changed nothing."
+        });
+        Ok(())
+    }
+
+    /// Watches the run so far: the recording is finished, played back from its start, and a
+    /// new one begins where the game is.
+    fn watch(&mut self) -> savegame::Result<()> {
+        if self.recorder.as_ref().is_some_and(|r| r.position() == 0) {
+            self.note("Nothing to watch yet: this run has no turns.");
+            return Ok(());
+        }
+        if let Some(recorder) = self.recorder.take() {
+            recorder.finish()?;
+        }
+        // The run so far becomes the one being watched; the next run records from here.
+        let path = run_path(&self.saves);
+        let watched = path.with_file_name("watched-run.replay");
+        std::fs::rename(&path, &watched).map_err(|e| savegame::Error::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        // Keyframes from an older version of the game migrate as saves do.
+        let mut player = self.saves.manager().replay_player().open(&watched)?;
+        let mut game = Game::new(0);
+        player.seek(&mut game, 0)?;
+        let turns = player.frame_count();
+        self.note(format!(
+            "Watching {turns} turns ({}).",
+            player.header().label()
+        ));
+        self.start_recording()?;
+        self.mode = Mode::Watch(Box::new(Watching {
+            player,
+            game,
+            paused: false,
+        }));
+        Ok(())
+    }
+
+    /// The status line: slot, saved or not, autosave.
+    pub fn status(&self) -> String {
+        let slot = match self.saves.slot {
+            Some(SlotId::Numbered(n)) => format!("slot {n}"),
+            Some(other) => format!("{other}"),
+            None => "no slot".into(),
+        };
+        let saved = if self.dirty {
+            "unsaved changes"
+        } else {
+            "saved"
+        };
+        let backup = if self.saves.from_backup {
+            " (from a backup)"
+        } else {
+            ""
+        };
+        format!("{slot}{backup} | {saved} | {}", self.saves.autosave_note)
+    }
+
+    /// The screen for the current mode.
+    pub fn screen(&self) -> Vec<String> {
+        match &self.mode {
+            Mode::Play => ui::screen(
+                &self.game,
+                "DUNGEON",
+                &[],
+                &[
+                    "arrows: walk  .: wait".into(),
+                    "p: potion  s1-9: save".into(),
+                    "L: load  e: editor".into(),
+                    "r: replay  Q: quit".into(),
+                ],
+                &self.status(),
+            ),
+            Mode::Edit { cursor, drag_start } => {
+                let mut overlay = vec![(*cursor, 'X')];
+                if let (Some(from), Some(_)) = (self.editor.drag_from, drag_start) {
+                    overlay.extend(outline(from, *cursor).into_iter().map(|p| (p, '+')));
+                    overlay.push((*cursor, 'X'));
+                }
+                let mut side = self.editor.panel();
+                side.extend([
+                    "w: wall/floor  i: item".into(),
+                    "x: take  space: room".into(),
+                    "u: undo  y: redo".into(),
+                    "Esc: back".into(),
+                ]);
+                ui::screen(&self.game, "EDITOR", &overlay, &side, &self.status())
+            }
+            Mode::Menu(lines) => {
+                let mut out = vec!["== LOAD A GAME ==".to_string()];
+                out.extend(lines.iter().cloned());
+                out.push("1-9: load that slot  a: autosave  q: quicksave  Esc: back".into());
+                out
+            }
+            Mode::Watch(w) => {
+                let speed = if w.paused {
+                    "paused".to_string()
+                } else {
+                    format!("{}x", w.player.speed())
+                };
+                let side = vec![
+                    "REPLAY".into(),
+                    format!("turn {}/{}", w.player.position(), w.player.frame_count()),
+                    speed,
+                    match w.player.first_desync() {
+                        Some(d) => format!("DESYNC at turn {}", d.frame),
+                        None => "in sync".into(),
+                    },
+                    "space: pause  f: 4x".into(),
+                    "<- ->: seek  Esc: back".into(),
+                ];
+                ui::screen(&w.game, "REPLAY", &[], &side, &self.status())
+            }
+        }
+    }
+
+    /// One line of state for scripts and tests.
+    pub fn state_line(&self) -> String {
+        let g = &self.game;
+        let inventory: Vec<String> = g
+            .player
+            .inventory
+            .iter()
+            .map(|(k, v)| format!("{k}:{v}"))
+            .collect();
+        let walls = g
+            .level
+            .layout
+            .tiles
+            .iter()
+            .filter(|t| **t == Tile::Wall)
+            .count();
+        let watch = match &self.mode {
+            Mode::Watch(w) => format!(
+                " watch={}/{} watch_hash={} desync={}",
+                w.player.position(),
+                w.player.frame_count(),
+                w.game.state_hash(),
+                w.player
+                    .first_desync()
+                    .map_or("none".into(), |d| d.frame.to_string())
+            ),
+            _ => String::new(),
+        };
+        format!(
+            "STATE turn={} hp={} max_hp={} pos={},{} inventory={} walls={walls} items={} monsters={} \
+             hash={} slot={} dirty={} undo={} redo={}{watch}",
+            g.clock.turn,
+            g.player.hp,
+            g.player.max_hp,
+            g.player.pos.x,
+            g.player.pos.y,
+            if inventory.is_empty() {
+                "-".into()
+            } else {
+                inventory.join(",")
+            },
+            g.level.layout.items.len(),
+            g.level.monsters.len(),
+            g.state_hash(),
+            self.saves.slot.map_or("-".into(), |s| s.to_string()),
+            self.dirty,
+            self.editor
+                .history
+                .undo_name()
+                .unwrap_or("-")
+                .replace(' ', "_"),
+            self.editor
+                .history
+                .redo_name()
+                .unwrap_or("-")
+                .replace(' ', "_"),
+        )
+    }
+
+    /// The moves of the arrow keys.
+    pub fn walk(dir: Dir) -> Command {
+        Command::Act(Action::Move(dir))
+    }
+}

@@ -9,9 +9,10 @@
 use proc_macro::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTree};
 
 /// Embeds every `NNNN_name.json` file of a folder (relative to the calling crate's
-/// `Cargo.toml`) and parses them into `savegame::migrate::Migrations`.
+/// `Cargo.toml`) and parses them into `savegame::migrate::Migrations`. Use it through
+/// `savegame::embed_migrations!`, whose documentation has a tested example:
 ///
-/// ```ignore
+/// ```text
 /// let migrations: savegame::Result<savegame::Migrations> =
 ///     savegame::embed_migrations!("migrations");
 /// ```

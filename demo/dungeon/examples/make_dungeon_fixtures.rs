@@ -3,7 +3,7 @@
 //! Fixtures are committed once; this only writes files that do not exist yet.
 //!
 //! ```text
-//! cargo run -p dungeon --example make_fixtures -- demo/dungeon/fixtures
+//! cargo run -p dungeon --example make_dungeon_fixtures -- demo/dungeon/fixtures
 //! ```
 
 use std::collections::BTreeMap;
@@ -40,7 +40,7 @@ struct PlayerV2 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = std::env::args()
         .nth(1)
-        .ok_or("usage: make_fixtures OUTPUT_FOLDER")?;
+        .ok_or("usage: make_dungeon_fixtures OUTPUT_FOLDER")?;
     let out = Path::new(&out);
     for version in [1u32, 2] {
         let mut game = Game::new(40 + u64::from(version));

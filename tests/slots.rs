@@ -20,6 +20,17 @@ struct Counting {
     head_bytes: Arc<AtomicU64>,
 }
 
+impl Counting {
+    /// Real files in `dir`, with nothing counted yet.
+    fn in_dir(dir: &std::path::Path) -> Self {
+        Counting {
+            inner: FsStorage::new(dir).unwrap(),
+            whole_reads: Arc::default(),
+            head_bytes: Arc::default(),
+        }
+    }
+}
+
 impl Storage for Counting {
     fn locate(&self, name: &str) -> PathBuf {
         self.inner.locate(name)
@@ -56,11 +67,7 @@ impl Storage for Counting {
 #[test]
 fn the_load_menu_of_a_hundred_big_slots_reads_only_headers() {
     let dir = tempfile::tempdir().unwrap();
-    let counting = Counting {
-        inner: FsStorage::new(dir.path()).unwrap(),
-        whole_reads: Arc::default(),
-        head_bytes: Arc::default(),
-    };
+    let counting = Counting::in_dir(dir.path());
     let manager = SaveLoadManager::builder()
         .storage(counting.clone())
         .key(key())
@@ -102,11 +109,7 @@ fn the_load_menu_of_a_hundred_big_slots_reads_only_headers() {
 #[test]
 fn a_save_trusts_the_file_it_wrote_but_checks_any_other_in_full() {
     let dir = tempfile::tempdir().unwrap();
-    let counting = Counting {
-        inner: FsStorage::new(dir.path()).unwrap(),
-        whole_reads: Arc::default(),
-        head_bytes: Arc::default(),
-    };
+    let counting = Counting::in_dir(dir.path());
     let manager = SaveLoadManager::builder()
         .storage(counting.clone())
         .build()

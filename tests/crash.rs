@@ -190,10 +190,11 @@ fn save_fsyncs_before_rename_and_fsyncs_the_folder_after() {
 fn first_save_order_has_no_rotation() {
     let fs = SimFs::new();
     let manager = sim_manager(&fs);
+    let start = fs.op_count();
     manager
         .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
         .unwrap();
-    let ops = fs.ops();
+    let ops = fs.ops()[start..].to_vec();
     let kinds: Vec<&str> = ops
         .iter()
         .map(|op| match op {
@@ -206,6 +207,133 @@ fn first_save_order_has_no_rotation() {
         })
         .collect();
     assert_eq!(kinds, ["create", "write", "fsync", "rename", "fsync dir"]);
+}
+
+/// A save folder several levels below anything that exists, as `app(...)` makes on a new
+/// machine.
+const DEEP_DIR: &str = "/home/player/.local/share/game/saves";
+
+fn deep_manager(fs: &SimFs) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .storage(savegame::storage::FsStorage::with_file_system(DEEP_DIR, fs.clone()).unwrap())
+        .key(common::key())
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn the_folders_a_manager_creates_are_made_durable_top_down() {
+    let fs = SimFs::new();
+    fs.set_file("/home/.profile", b"exists".to_vec());
+    let _manager = deep_manager(&fs);
+    let made = [
+        "/home/player",
+        "/home/player/.local",
+        "/home/player/.local/share",
+        "/home/player/.local/share/game",
+        DEEP_DIR,
+    ];
+    let mut expected: Vec<Op> = made.iter().map(|d| Op::CreateDir(d.into())).collect();
+    // Each created folder's entry is durable once its parent is fsynced, from the top down.
+    expected.extend(
+        made.iter()
+            .map(|d| Op::SyncDir(Path::new(d).parent().unwrap().into())),
+    );
+    assert_eq!(fs.ops(), expected);
+    // A folder that exists is not created, nor its parent fsynced, again.
+    let start = fs.op_count();
+    let _again = deep_manager(&fs);
+    assert_eq!(fs.op_count(), start);
+}
+
+#[test]
+fn a_power_cut_after_the_first_save_into_a_new_folder_tree_keeps_the_save() {
+    let fs = SimFs::new();
+    let manager = deep_manager(&fs);
+    manager
+        .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+        .unwrap();
+    let end = fs.op_count();
+    let primary = Path::new(DEEP_DIR).join(SLOT.file_name());
+    let new = file(&fs, &primary).unwrap();
+    let mut images = 0;
+    // Every crash point from the creation of the first folder to the save's return.
+    for after in 0..=end {
+        for image in fs.crash_images(after) {
+            let manager = deep_manager(&image.fs);
+            match manager.load(SLOT) {
+                Ok(loaded) => {
+                    assert_eq!(file(&image.fs, &loaded.report.path).unwrap(), new);
+                    assert_eq!(
+                        restore_game(&loaded.snapshot).unwrap(),
+                        expected_game(1, ENTITIES)
+                    );
+                }
+                Err(e) => {
+                    assert!(
+                        after < end,
+                        "the first save returned Ok, but after a crash: {e} ({image:?})"
+                    );
+                    assert!(matches!(e, Error::SlotEmpty { .. }), "{e}");
+                }
+            }
+            images += 1;
+        }
+    }
+    assert!(images > 40, "{images}");
+}
+
+#[test]
+fn a_save_after_a_crash_between_the_backup_renames_leaves_no_temp_file() {
+    let fs = SimFs::new();
+    let manager = sim_manager(&fs);
+    save_generations(&manager, 2);
+    let start = fs.op_count();
+    manager
+        .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
+        .unwrap();
+    let staged = PathBuf::from(format!("{}.bak.tmp", primary().display()));
+    let backup = PathBuf::from(format!("{}.bak1", primary().display()));
+    // The crash: right after `.bak.tmp` became `.bak1`, before the new file was renamed over
+    // the slot, with every folder entry kept. `.bak1` is then a second name of the slot's file.
+    let ops = fs.ops();
+    let rename = start
+        + ops[start..]
+            .iter()
+            .position(|op| {
+                *op == Op::Rename {
+                    from: staged.clone(),
+                    to: backup.clone(),
+                }
+            })
+            .unwrap();
+    let image = fs
+        .crash_images(rename + 1)
+        .into_iter()
+        .find(|i| {
+            i.entries_kept == i.entries_pending && i.data == savegame::storage::DataLoss::Kept
+        })
+        .unwrap();
+    let crashed = image.fs;
+    assert_eq!(file(&crashed, &backup), file(&crashed, &primary()));
+    let manager = sim_manager(&crashed);
+    assert_eq!(
+        restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
+        expected_game(2, ENTITIES)
+    );
+    // The next save: no temporary file is left, the old save is the backup.
+    manager
+        .save(SLOT, &game_snapshot(&manager, 4, ENTITIES))
+        .unwrap();
+    assert_eq!(temp_files(&crashed), Vec::<PathBuf>::new());
+    let bytes = file(&crashed, &backup).unwrap();
+    let header = savegame::envelope::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+    assert_eq!(header.generation, 2);
+    let loaded = manager.load(SLOT).unwrap();
+    assert_eq!(
+        restore_game(&loaded.snapshot).unwrap(),
+        expected_game(4, ENTITIES)
+    );
 }
 
 fn io_kind(e: &Error) -> io::ErrorKind {

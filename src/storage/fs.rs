@@ -29,11 +29,12 @@ pub trait WriteFile: Send {
 /// Every mutating operation is separate (create, write, fsync, rename, link, remove, fsync of
 /// the folder), so a simulation can crash or fail between any two of them.
 pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
-    /// Creates `dir` and its parents if missing.
+    /// Creates the folder `dir`: `Ok(true)` if it made it, `Ok(false)` if it already existed.
+    /// Its entry in its parent is durable only once the parent is fsynced.
     ///
     /// # Errors
-    /// The operating system's error.
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// The operating system's error; `NotFound` when the parent does not exist.
+    fn create_dir(&self, dir: &Path) -> io::Result<bool>;
 
     /// The length of the file at `path`; an error of kind `NotFound` if there is none.
     ///
@@ -125,8 +126,12 @@ impl WriteFile for StdFile {
 }
 
 impl FileSystem for StdFs {
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)
+    fn create_dir(&self, dir: &Path) -> io::Result<bool> {
+        match std::fs::create_dir(dir) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     fn file_len(&self, path: &Path) -> io::Result<u64> {
@@ -250,7 +255,8 @@ pub struct FsStorage {
 }
 
 impl FsStorage {
-    /// Save files in `dir` on the real file system (created if missing).
+    /// Save files in `dir` on the real file system (created if missing, with its parents; see
+    /// [`with_file_system`](Self::with_file_system)).
     ///
     /// # Errors
     /// [`Error::Io`] if the folder cannot be created.
@@ -260,11 +266,26 @@ impl FsStorage {
 
     /// Save files in `dir` of the file system `fs` (a [`SimFs`](super::SimFs) in crash tests).
     ///
+    /// A folder that is missing is created, with its missing parents, and made durable before
+    /// this returns: the parent of each folder it created is fsynced, from the top down. So a
+    /// power cut after the first save returned `Ok` cannot take the new folder, and the save
+    /// with it.
+    ///
     /// # Errors
-    /// [`Error::Io`] if the folder cannot be created.
+    /// [`Error::Io`] if a folder cannot be created or made durable. Should an fsync fail, the
+    /// folders already made are left in place; a later call finds them there and, not having
+    /// made them, does not fsync their parents again.
     pub fn with_file_system(dir: impl Into<PathBuf>, fs: impl FileSystem) -> Result<Self> {
         let dir = dir.into();
-        fs.create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let mut created = Vec::new();
+        create_dirs(&fs, &dir, &mut created)?;
+        for made in &created {
+            let parent = match made.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            fs.sync_dir(parent).map_err(|e| Error::io(parent, e))?;
+        }
         Ok(FsStorage {
             dir,
             fs: Arc::new(fs),
@@ -334,6 +355,15 @@ impl FsStorage {
             self.fs
                 .rename(&staged, &first)
                 .map_err(|e| Error::io(&staged, e))?;
+            // A crash between the two renames of an earlier write can leave `name.bak1` a
+            // second name of `name`. Renaming one name of a file over another does nothing
+            // (POSIX), so `name.bak.tmp` is still there: the backup is right, and the stray
+            // name goes.
+            if self.exists(&staged)? {
+                self.fs
+                    .remove_file(&staged)
+                    .map_err(|e| Error::io(&staged, e))?;
+            }
         }
         self.fs
             .rename(tmp, &target)
@@ -444,6 +474,28 @@ impl Storage for FsStorage {
         let path = self.dir.join(format!(".{name}.lock"));
         self.fs.lock(&path).map_err(|e| Error::io(path, e))
     }
+}
+
+/// Creates `dir` and its missing parents, pushing each folder it made onto `created`, top
+/// first. The folder itself is tried first: when it exists, that is the only call.
+fn create_dirs(fs: &dyn FileSystem, dir: &Path, created: &mut Vec<PathBuf>) -> Result<()> {
+    match fs.create_dir(dir) {
+        Ok(true) => created.push(dir.to_path_buf()),
+        Ok(false) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            match dir.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => {
+                    create_dirs(fs, parent, created)?;
+                }
+                _ => return Err(Error::io(dir, e)),
+            }
+            if fs.create_dir(dir).map_err(|e| Error::io(dir, e))? {
+                created.push(dir.to_path_buf());
+            }
+        }
+        Err(e) => return Err(Error::io(dir, e)),
+    }
+    Ok(())
 }
 
 /// Refuses names that would escape the folder or collide with internal files.

@@ -4,8 +4,12 @@
 //!
 //! - A file's data is durable only after `fsync` of the file. Until then a crash may drop the
 //!   unsynced bytes, keep them, keep half of them (a torn write), or leave zeros in their place.
-//! - Creations, renames, links and removals are durable only after `fsync` of the folder. Until
-//!   then a crash keeps some prefix of them, in order (as a journaling file system does).
+//! - Creations, renames, links and removals are durable only after `fsync` of the folder they
+//!   are in. Until then a crash keeps some prefix of them, in order (as a journaling file system
+//!   does).
+//! - A folder made with [`create_dir`](FileSystem::create_dir) is an entry of its parent like
+//!   any other: until the parent is fsynced a crash may lose it, and every file in it with it.
+//! - A rename between two names of one file does nothing, as POSIX `rename` does.
 //!
 //! Every mutating operation is logged ([`SimFs::ops`]). [`SimFs::crash_images`] rebuilds the
 //! file system as it could be after a crash right after any number of those operations, in
@@ -54,6 +58,8 @@ pub enum Op {
     Remove(PathBuf),
     /// A folder was fsynced.
     SyncDir(PathBuf),
+    /// A folder was created.
+    CreateDir(PathBuf),
 }
 
 /// What a crash does to data written but not fsynced.
@@ -136,10 +142,29 @@ struct State {
 #[derive(Debug, Clone, Default)]
 struct Model {
     inodes: Vec<Inode>,
-    live: BTreeMap<PathBuf, usize>,
-    durable: BTreeMap<PathBuf, usize>,
+    live: Names,
+    durable: Names,
     pending: Vec<NsOp>,
+}
+
+/// A namespace: files by path, and the folders made in it (the root and any folder a test
+/// planted files in need no making).
+#[derive(Debug, Clone, Default)]
+struct Names {
+    files: BTreeMap<PathBuf, usize>,
     dirs: BTreeSet<PathBuf>,
+}
+
+impl Names {
+    /// Whether `dir` exists: the root, the empty path, or a folder that was made.
+    fn has_dir(&self, dir: &Path) -> bool {
+        dir.parent().is_none() || dir.as_os_str().is_empty() || self.dirs.contains(dir)
+    }
+
+    /// Whether every folder above `path` exists.
+    fn reachable(&self, path: &Path) -> bool {
+        path.ancestors().skip(1).all(|dir| self.has_dir(dir))
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -153,6 +178,7 @@ enum NsOp {
     Link(PathBuf, usize),
     Unlink(PathBuf),
     Rename(PathBuf, PathBuf),
+    MkDir(PathBuf),
 }
 
 /// An operation as it is replayed: files by inode, so replay does not depend on names.
@@ -164,7 +190,8 @@ enum Internal {
     Rename(PathBuf, PathBuf),
     Link(PathBuf, PathBuf),
     Remove(PathBuf),
-    SyncDir,
+    SyncDir(PathBuf),
+    MkDir(PathBuf),
     /// A test planted a durable file.
     Plant(PathBuf, Vec<u8>),
     /// A test deleted a file durably.
@@ -179,19 +206,30 @@ fn not_found(path: &Path) -> io::Error {
 }
 
 impl NsOp {
-    fn apply(&self, names: &mut BTreeMap<PathBuf, usize>) {
+    fn apply(&self, names: &mut Names) {
         match self {
             NsOp::Link(path, inode) => {
-                names.insert(path.clone(), *inode);
+                names.files.insert(path.clone(), *inode);
             }
             NsOp::Unlink(path) => {
-                names.remove(path);
+                names.files.remove(path);
             }
             NsOp::Rename(from, to) => {
-                if let Some(inode) = names.remove(from) {
-                    names.insert(to.clone(), inode);
+                if let Some(inode) = names.files.remove(from) {
+                    names.files.insert(to.clone(), inode);
                 }
             }
+            NsOp::MkDir(dir) => {
+                names.dirs.insert(dir.clone());
+            }
+        }
+    }
+
+    /// The folder whose fsync makes this operation durable.
+    fn dir(&self) -> Option<&Path> {
+        match self {
+            NsOp::Link(path, _) | NsOp::Unlink(path) | NsOp::MkDir(path) => path.parent(),
+            NsOp::Rename(_, to) => to.parent(),
         }
     }
 }
@@ -203,7 +241,11 @@ impl Model {
     }
 
     fn inode_of(&self, path: &Path) -> io::Result<usize> {
-        self.live.get(path).copied().ok_or_else(|| not_found(path))
+        self.live
+            .files
+            .get(path)
+            .copied()
+            .ok_or_else(|| not_found(path))
     }
 
     /// Applies `op`; on error nothing changed. Returns the new inode for `Create`.
@@ -221,12 +263,16 @@ impl Model {
                 node.synced.clone_from(&node.data);
             }
             Internal::Rename(from, to) => {
-                self.inode_of(from)?;
-                self.namespace(NsOp::Rename(from.clone(), to.clone()));
+                let inode = self.inode_of(from)?;
+                // POSIX: renaming one name of a file over another name of the same file does
+                // nothing, and succeeds.
+                if self.live.files.get(to) != Some(&inode) {
+                    self.namespace(NsOp::Rename(from.clone(), to.clone()));
+                }
             }
             Internal::Link(from, to) => {
                 let inode = self.inode_of(from)?;
-                if self.live.contains_key(to) {
+                if self.live.files.contains_key(to) {
                     return Err(io::Error::new(
                         io::ErrorKind::AlreadyExists,
                         format!("{}: file exists", to.display()),
@@ -238,35 +284,48 @@ impl Model {
                 self.inode_of(path)?;
                 self.namespace(NsOp::Unlink(path.clone()));
             }
-            Internal::SyncDir => {
-                for op in self.pending.drain(..) {
+            Internal::SyncDir(dir) => {
+                let (synced, pending) = std::mem::take(&mut self.pending)
+                    .into_iter()
+                    .partition(|op| op.dir() == Some(dir.as_path()));
+                self.pending = pending;
+                for op in synced {
                     op.apply(&mut self.durable);
                 }
             }
+            Internal::MkDir(dir) => self.namespace(NsOp::MkDir(dir.clone())),
             Internal::Plant(path, bytes) => {
                 self.inodes.push(Inode {
                     data: bytes.clone(),
                     synced: bytes.clone(),
                 });
                 let inode = self.inodes.len() - 1;
-                self.live.insert(path.clone(), inode);
-                self.durable.insert(path.clone(), inode);
+                for names in [&mut self.live, &mut self.durable] {
+                    names.files.insert(path.clone(), inode);
+                    // The folders of a planted file exist, durably.
+                    let dirs = path.ancestors().skip(1).filter(|d| !names.has_dir(d));
+                    let dirs: Vec<PathBuf> = dirs.map(Path::to_path_buf).collect();
+                    names.dirs.extend(dirs);
+                }
             }
             Internal::Unplant(path) => {
-                self.live.remove(path);
-                self.durable.remove(path);
+                self.live.files.remove(path);
+                self.durable.files.remove(path);
             }
         }
         Ok(0)
     }
 
     /// The durable state after a crash: `kept` of the pending folder operations survive, and
-    /// unsynced data suffers `loss`.
+    /// unsynced data suffers `loss`. A file or folder whose folder was lost is lost with it.
     fn crashed(&self, kept: usize, loss: DataLoss) -> Model {
         let mut names = self.durable.clone();
         for op in &self.pending[..kept] {
             op.apply(&mut names);
         }
+        let reachable = names.clone();
+        names.dirs.retain(|dir| reachable.reachable(dir));
+        names.files.retain(|path, _| reachable.reachable(path));
         let inodes = self
             .inodes
             .iter()
@@ -294,7 +353,6 @@ impl Model {
             live: names.clone(),
             durable: names,
             pending: Vec::new(),
-            dirs: self.dirs.clone(),
         }
     }
 }
@@ -347,6 +405,7 @@ impl SimFs {
         state
             .model
             .live
+            .files
             .iter()
             .map(|(path, inode)| (path.clone(), state.model.inodes[*inode].data.clone()))
             .collect()
@@ -404,7 +463,6 @@ impl SimFs {
     fn replay(&self, n: usize) -> Model {
         let state = self.state();
         let mut model = Model::default();
-        model.dirs.clone_from(&state.model.dirs);
         let mut applied = 0;
         for (op, internal) in &state.log {
             if op.is_some() {
@@ -489,9 +547,19 @@ impl WriteFile for SimFile {
 }
 
 impl FileSystem for SimFs {
-    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
-        self.state().model.dirs.insert(dir.to_path_buf());
-        Ok(())
+    fn create_dir(&self, dir: &Path) -> io::Result<bool> {
+        {
+            let state = self.state();
+            if state.model.live.has_dir(dir) {
+                return Ok(false);
+            }
+            if !dir.parent().is_some_and(|p| state.model.live.has_dir(p)) {
+                return Err(not_found(dir));
+            }
+        }
+        let op = Op::CreateDir(dir.to_path_buf());
+        self.run(op, Internal::MkDir(dir.to_path_buf()))
+            .map(|_| true)
     }
 
     fn file_len(&self, path: &Path) -> io::Result<u64> {
@@ -522,7 +590,7 @@ impl FileSystem for SimFs {
     }
 
     fn open_append(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
-        let existing = self.state().model.live.get(path).copied();
+        let existing = self.state().model.live.files.get(path).copied();
         let inode = match existing {
             Some(inode) => inode,
             None => self.run(
@@ -576,8 +644,11 @@ impl FileSystem for SimFs {
     }
 
     fn sync_dir(&self, dir: &Path) -> io::Result<()> {
-        self.run(Op::SyncDir(dir.to_path_buf()), Internal::SyncDir)
-            .map(drop)
+        self.run(
+            Op::SyncDir(dir.to_path_buf()),
+            Internal::SyncDir(dir.to_path_buf()),
+        )
+        .map(drop)
     }
 
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, u64)>> {
@@ -585,6 +656,7 @@ impl FileSystem for SimFs {
         Ok(state
             .model
             .live
+            .files
             .iter()
             .filter(|(path, _)| path.parent() == Some(dir))
             .filter_map(|(path, inode)| {

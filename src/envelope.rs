@@ -489,6 +489,55 @@ pub fn check_crc(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// How many bytes [`check_crc_in_pieces`] reads at a time.
+const CRC_PIECE: usize = 1 << 20;
+
+/// [`check_crc`] over a file of `len` bytes that `read_at(offset, n)` reads piece by piece (at
+/// most a MiB at a time), so a large file is checked without being held in memory whole.
+///
+/// # Errors
+/// As [`check_crc`]; [`Error::Malformed`] when a piece comes back short (the file changed
+/// while it was checked); whatever `read_at` returns.
+pub(crate) fn check_crc_in_pieces(
+    len: u64,
+    mut read_at: impl FnMut(u64, usize) -> Result<Vec<u8>>,
+) -> Result<()> {
+    let total = usize::try_from(len)
+        .map_err(|_| Error::malformed(format!("{len} bytes do not fit in memory")))?;
+    let crc_at = total.saturating_sub(CRC_LEN);
+    let mut hasher = crc32fast::Hasher::new();
+    let mut trailer = Vec::with_capacity(CRC_LEN);
+    let mut offset = 0;
+    while offset < total {
+        let want = (total - offset).min(CRC_PIECE);
+        let piece = read_at(offset as u64, want)?;
+        if piece.len() != want {
+            return Err(Error::malformed("the file changed while it was checked"));
+        }
+        if offset == 0 {
+            check_magic(&piece)?;
+        }
+        let hashed = crc_at.saturating_sub(offset).min(piece.len());
+        hasher.update(&piece[..hashed]);
+        trailer.extend_from_slice(&piece[hashed..]);
+        offset += want;
+    }
+    if total == 0 {
+        check_magic(&[])?;
+    }
+    if total < HEADER_LEN + CRC_LEN {
+        return Err(Error::malformed(format!(
+            "truncated: {total} bytes is shorter than the smallest save"
+        )));
+    }
+    let expected = read_u32(&trailer, 0);
+    let found = hasher.finalize();
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
 /// The length of the file, or journal record, that `bytes` starts with, from its fixed header;
 /// `None` when `bytes` ends first (a torn record at the end of a journal).
 ///
@@ -934,6 +983,57 @@ mod tests {
 
     #[cfg(feature = "encryption")]
     const GOLDEN: &str = "895341560d0a1a0a0100010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006400000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4aeceaa3dfd4b063f33ceef7c06fae46a6d0747615a18983d8e2522a107fb3a5134434e3d47c549eef30e4c22f1c0a73b56c6d58e61c5db237f40aced4b792a5109dd3dfc431db966b92df5364c4c1fe070b78e2db5eee7855f682f4fd";
+
+    /// `check_crc_in_pieces` over `bytes`, as a storage would read them.
+    fn check_in_pieces(bytes: &[u8]) -> Result<()> {
+        check_crc_in_pieces(bytes.len() as u64, |offset, n| {
+            let start = offset as usize;
+            Ok(bytes[start..(start + n).min(bytes.len())].to_vec())
+        })
+    }
+
+    #[test]
+    fn a_check_in_pieces_agrees_with_the_whole_file_check() {
+        let m = metadata();
+        let small = seal(&params(&m, None), &ENTRIES).unwrap();
+        // Over three pieces, so flips land in every piece and the trailer's bytes may straddle
+        // two of them.
+        let big_entry = vec![0x5a; 2 * CRC_PIECE + 1000];
+        let big = seal(&params(&m, None), &[("world", &big_entry)]).unwrap();
+        for bytes in [&small, &big] {
+            assert!(check_in_pieces(bytes).is_ok());
+            let len = bytes.len();
+            let flips = [
+                0,
+                9,
+                HEADER_LEN,
+                CRC_PIECE,
+                2 * CRC_PIECE + 3,
+                len - 3,
+                len - 1,
+            ];
+            for at in flips.into_iter().filter(|&at| at < len) {
+                let mut damaged = bytes.clone();
+                damaged[at] ^= 0x10;
+                let whole = check_crc(&damaged).unwrap_err().to_string();
+                let pieces = check_in_pieces(&damaged).unwrap_err().to_string();
+                assert_eq!(pieces, whole, "a flip at byte {at} of {len}");
+            }
+        }
+        for cut in 0..small.len() {
+            let whole = check_crc(&small[..cut]).map_err(|e| e.to_string());
+            assert_eq!(
+                check_in_pieces(&small[..cut]).map_err(|e| e.to_string()),
+                whole
+            );
+        }
+        // A file that shrinks while it is checked.
+        let shrunk = check_crc_in_pieces(big.len() as u64, |offset, n| {
+            let start = offset as usize;
+            Ok(big[start..(start + n).min(big.len() - 10)].to_vec())
+        });
+        assert!(matches!(shrunk, Err(Error::Malformed { .. })), "{shrunk:?}");
+    }
 
     #[test]
     fn sections_add_up_to_the_file() {

@@ -83,11 +83,16 @@
 //! - **Backups.** The previous sound save of each slot is kept (`backups(n)` keeps n). A load
 //!   whose primary file is missing or damaged falls back to the newest sound backup and says so
 //!   in its [`LoadReport`]. A damaged file is never rotated into the backups: a save checks
-//!   the current file in full before demoting it, unless this manager wrote or checked that
-//!   very file earlier in its run.
+//!   the current file's CRC32 over every byte (a piece at a time) before demoting it, and an
+//!   incremental save checks its base the same way before appending to it.
+//! - **Loads are never stale.** A load takes no lock; it checks, once it has read the base and
+//!   its journal, that no save replaced the base meanwhile, and reads again if one did. So it
+//!   gives a state at least as new as every save that returned before it began.
 //! - **Storage is a trait.** Nothing outside [`storage`] touches `std::fs`.
 //!
-//! **Limits.** Atomicity rests on `rename` being atomic and on fsync doing what it says; on
+//! **Limits.** The folders the library creates are made durable (each parent fsynced) before
+//! the first save into them; a folder the game made itself is the game's to make durable.
+//! Atomicity rests on `rename` being atomic and on fsync doing what it says; on
 //! Windows the folder cannot be fsynced, and durability of the rename rests on NTFS's journal.
 //! On file systems without hard links, the backup is a copy (slower, equally safe).
 //!

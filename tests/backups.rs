@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{dir_manager, expected_game, game_snapshot, key, restore_game};
+use common::{dir_manager, expected_game, flip_in_place, game_snapshot, key, restore_game};
 use savegame::{Error, SaveLoadManager, SlotId, SlotStatus};
 
 const SLOT: SlotId = SlotId::Numbered(2);
@@ -106,8 +106,7 @@ fn a_damaged_primary_is_never_rotated_into_the_backups() {
     let (tmp, manager, primary) = two_saves();
     let good_backup = std::fs::read(backup(tmp.path(), 1)).unwrap();
     flip(&primary, 0.5);
-    // The game starts again and finds the damage (a manager trusts, by their header and
-    // length, the files it wrote itself during its own run).
+    // The game starts again and finds the damage.
     drop(manager);
     let manager = dir_manager(tmp.path());
     manager
@@ -119,6 +118,81 @@ fn a_damaged_primary_is_never_rotated_into_the_backups() {
     assert_eq!(loaded.report.recovered_from_backup, None);
     assert_eq!(
         restore_game(&loaded.snapshot).unwrap(),
+        expected_game(3, ENTITIES)
+    );
+}
+
+#[test]
+fn a_file_damaged_after_its_own_manager_wrote_it_is_never_rotated_into_the_backups() {
+    for backups in [1, 3] {
+        let tmp = tempfile::tempdir().unwrap();
+        let manager = SaveLoadManager::builder()
+            .directory(tmp.path())
+            .key(key())
+            .backups(backups)
+            .build()
+            .unwrap();
+        let saves = u64::from(backups) + 1;
+        for seed in 1..=saves {
+            manager
+                .save(SLOT, &game_snapshot(&manager, seed, ENTITIES))
+                .unwrap();
+        }
+        let good: Vec<Vec<u8>> = (1..=backups)
+            .map(|n| std::fs::read(backup(tmp.path(), n)).unwrap())
+            .collect();
+        // The same manager, in the same run, saves again over its own file, damaged since.
+        flip_in_place(&manager.path_of(SLOT));
+        manager
+            .save(SLOT, &game_snapshot(&manager, saves + 1, ENTITIES))
+            .unwrap();
+        for n in 1..=backups {
+            assert_eq!(
+                std::fs::read(backup(tmp.path(), n)).unwrap(),
+                good[n as usize - 1],
+                "backups({backups}): backup {n} was replaced"
+            );
+        }
+        let loaded = manager.load(SLOT).unwrap();
+        assert_eq!(loaded.report.recovered_from_backup, None);
+        assert_eq!(
+            restore_game(&loaded.snapshot).unwrap(),
+            expected_game(saves + 1, ENTITIES)
+        );
+        // With the new save damaged too, the load falls back to a good backup, never to the
+        // damaged file.
+        flip_in_place(&manager.path_of(SLOT));
+        let loaded = manager.load(SLOT).unwrap();
+        assert_eq!(loaded.report.recovered_from_backup, Some(1));
+        assert_eq!(
+            restore_game(&loaded.snapshot).unwrap(),
+            expected_game(saves - 1, ENTITIES)
+        );
+    }
+}
+
+#[test]
+fn a_save_over_a_backup_that_a_crash_left_linked_to_the_slot_leaves_no_temp_file() {
+    let (tmp, manager, primary) = two_saves();
+    // A crash between `rename(.bak.tmp, .bak1)` and `rename(.tmp, slot)` leaves `.bak1` a
+    // second name of the slot's file.
+    let slot_bytes = std::fs::read(&primary).unwrap();
+    std::fs::remove_file(backup(tmp.path(), 1)).unwrap();
+    std::fs::hard_link(&primary, backup(tmp.path(), 1)).unwrap();
+    manager
+        .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
+        .unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    let name = SLOT.file_name();
+    assert_eq!(names, [name.clone(), format!("{name}.bak1")]);
+    assert_eq!(std::fs::read(backup(tmp.path(), 1)).unwrap(), slot_bytes);
+    assert_eq!(
+        restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
         expected_game(3, ENTITIES)
     );
 }

@@ -216,6 +216,71 @@ fn a_torn_or_damaged_delta_is_detected_and_dropped() {
 }
 
 #[test]
+fn a_delta_is_never_accepted_onto_a_base_damaged_after_its_own_manager_wrote_it() {
+    delta_onto_a_base_damaged_in_place(false);
+}
+
+#[test]
+fn a_compaction_never_rolls_back_to_the_backup_of_a_base_damaged_after_its_manager_wrote_it() {
+    delta_onto_a_base_damaged_in_place(true);
+}
+
+/// The manager that wrote a base tries a delta on it after the base was damaged in place.
+fn delta_onto_a_base_damaged_in_place(compaction_due: bool) {
+    {
+        let dir = tempfile::tempdir().unwrap();
+        // At 1% the delta under test is due a compaction; at 1000% it is not.
+        let manager = dir_manager(dir.path(), if compaction_due { 1 } else { 1_000 });
+        let mut world = DirtyWorld::generate(ENTITIES, 5);
+        let mut rng = Rng::new(6);
+        full_save(&manager, &mut world);
+        world.play(&mut rng, ENTITIES / 100, 1, 1);
+        full_save(&manager, &mut world);
+        if !compaction_due {
+            world.play(&mut rng, ENTITIES / 100, 1, 1);
+            delta(&manager, &mut world, "before the damage");
+        }
+        let files = || -> Vec<Option<Vec<u8>>> {
+            let primary = manager.path_of(SLOT);
+            let backup = primary.with_file_name(format!("{}.bak1", SLOT.file_name()));
+            [primary, backup, journal_path(&manager)]
+                .iter()
+                .map(|p| std::fs::read(p).ok())
+                .collect()
+        };
+        // The manager that wrote the base saves again over it, damaged since in place.
+        common::flip_in_place(&manager.path_of(SLOT));
+        let before = files();
+        world.play(&mut rng, ENTITIES / 100, 1, 1);
+        let mut changes = manager.snapshot();
+        world.capture_changes(&mut changes).unwrap();
+        let refused = manager.save_incremental(SLOT, &changes);
+        assert!(
+            matches!(refused, Err(Error::FullSaveNeeded { .. })),
+            "compaction due {compaction_due}: {refused:?}"
+        );
+        // Nothing changed on disk: no delta on the damaged base, no compaction of the backup
+        // into a new base, the good backup still the backup.
+        assert_eq!(files(), before, "compaction due {compaction_due}");
+        let compacted = manager.compact(SLOT);
+        assert!(
+            matches!(compacted, Err(Error::FullSaveNeeded { .. })),
+            "{compacted:?}"
+        );
+        assert_eq!(files(), before);
+
+        // The game saves in full instead, and that is what loads.
+        full_save(&manager, &mut world);
+        assert_eq!(loaded_entities(&manager), world.entities);
+        assert_eq!(
+            files()[1],
+            before[1],
+            "the damaged base was rotated into the backups"
+        );
+    }
+}
+
+#[test]
 fn an_incremental_save_needs_a_current_full_save_first() {
     let dir = tempfile::tempdir().unwrap();
     let manager = dir_manager(dir.path(), 1_000);

@@ -107,7 +107,7 @@ fn the_load_menu_of_a_hundred_big_slots_reads_only_headers() {
 }
 
 #[test]
-fn a_save_trusts_the_file_it_wrote_but_checks_any_other_in_full() {
+fn a_save_checks_the_file_it_replaces_in_full_without_reading_it_whole() {
     let dir = tempfile::tempdir().unwrap();
     let counting = Counting::in_dir(dir.path());
     let manager = SaveLoadManager::builder()
@@ -115,37 +115,48 @@ fn a_save_trusts_the_file_it_wrote_but_checks_any_other_in_full() {
         .build()
         .unwrap();
     let slot = SlotId::Numbered(1);
-    manager
-        .save(slot, &game_snapshot(&manager, 1, 100))
-        .unwrap();
-    counting.whole_reads.store(0, Ordering::SeqCst);
-    manager
-        .save(slot, &game_snapshot(&manager, 2, 100))
-        .unwrap();
-    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 0);
-
-    // Another manager (another process) saves: this one no longer knows the file, and reads
-    // it whole before keeping it as a backup.
+    let mut previous = manager
+        .save(slot, &game_snapshot(&manager, 1, 2_000))
+        .unwrap()
+        .bytes;
+    // Its own file, then one another manager (another process) wrote: each is checked over
+    // every byte before it becomes the backup, a piece at a time, never held whole.
     let other = SaveLoadManager::builder()
         .directory(dir.path())
         .build()
         .unwrap();
-    other.save(slot, &game_snapshot(&other, 3, 100)).unwrap();
-    manager
-        .save(slot, &game_snapshot(&manager, 4, 100))
-        .unwrap();
-    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 1);
+    for (seed, by) in [(2, &manager), (3, &other), (4, &manager)] {
+        counting.whole_reads.store(0, Ordering::SeqCst);
+        counting.head_bytes.store(0, Ordering::SeqCst);
+        let saved = by.save(slot, &game_snapshot(by, seed, 2_000)).unwrap();
+        if std::ptr::eq(by, &manager) {
+            assert_eq!(
+                counting.whole_reads.load(Ordering::SeqCst),
+                0,
+                "seed {seed}"
+            );
+            assert!(
+                counting.head_bytes.load(Ordering::SeqCst) >= previous,
+                "seed {seed}: the old file was not read in full"
+            );
+        }
+        previous = saved.bytes;
+    }
+    assert_eq!(manager.info(slot).unwrap().header.unwrap().generation, 4);
 
-    // A file it loaded (and so checked in full) is trusted too.
-    let fresh = SaveLoadManager::builder()
+    // Without backups nothing is kept, and only the header is read.
+    let no_backups = SaveLoadManager::builder()
         .storage(counting.clone())
+        .backups(0)
         .build()
         .unwrap();
-    fresh.load(slot).unwrap();
     counting.whole_reads.store(0, Ordering::SeqCst);
-    fresh.save(slot, &game_snapshot(&fresh, 5, 100)).unwrap();
+    counting.head_bytes.store(0, Ordering::SeqCst);
+    no_backups
+        .save(slot, &game_snapshot(&no_backups, 5, 2_000))
+        .unwrap();
     assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 0);
-    assert_eq!(manager.info(slot).unwrap().header.unwrap().generation, 5);
+    assert!(counting.head_bytes.load(Ordering::SeqCst) < previous / 2);
 }
 
 #[test]

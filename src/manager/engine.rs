@@ -32,28 +32,27 @@ pub(crate) struct Engine {
     pub(super) max_file_size: u64,
     pub(super) autosave_slots: u32,
     pub(super) compact_percent: u32,
-    /// Primary files this manager wrote, or read and checked in full, by name. A save trusts
-    /// such a file as sound (to rotate it into the backups, or to append deltas to it) without
-    /// reading it again, as long as its header and length are unchanged; any other file is read
-    /// and checked in full.
-    pub(super) verified: Mutex<HashMap<String, Stamp>>,
     /// What the manager knows of each journal it appended to or read whole.
     pub(super) journals: Mutex<HashMap<String, JournalState>>,
     /// Held while an autosave picks its slot and writes it, so two autosaves never pick the same.
     pub(super) autosave_lock: Mutex<()>,
 }
 
-/// What identifies a file the manager has seen whole: its length and header fields that change
-/// with every save.
+/// How many times a load reads a slot without its lock before it takes the lock: each retry
+/// follows a save that replaced the base while the load read it.
+const OPTIMISTIC_LOADS: usize = 3;
+
+/// What identifies one base file of a slot: its length and the header fields that change with
+/// every full save. A load compares the base it read with the slot's primary file afterwards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Stamp {
+struct Stamp {
     len: u64,
     generation: u64,
     saved_at: SystemTime,
 }
 
 impl Stamp {
-    pub(super) fn of(header: &Header, len: u64) -> Self {
+    fn of(header: &Header, len: u64) -> Self {
         Stamp {
             len,
             generation: header.generation,
@@ -113,10 +112,7 @@ impl Engine {
                 .write(&pre_migration_name(&name, *version), old, 0)?;
         }
         let keep = if previous.sound { self.backups } else { 0 };
-        let stamp = Stamp::of(&header, bytes.len() as u64);
-        self.forget(&name);
         self.storage.write(&name, &bytes, keep)?;
-        self.remember(&name, stamp);
         // The new base holds everything: its old journal is obsolete. Should removing it fail,
         // its deltas name the old generation and are ignored, and replaced by the next
         // incremental save.
@@ -131,36 +127,48 @@ impl Engine {
         })
     }
 
-    pub(super) fn remember(&self, name: &str, stamp: Stamp) {
-        lock(&self.verified).insert(name.to_owned(), stamp);
+    /// Checks the whole stored file `name`, `len` bytes long, against its CRC32, a piece at a
+    /// time (it is never held in memory whole).
+    pub(super) fn check_stored(&self, name: &str, len: u64) -> Result<()> {
+        envelope::check_crc_in_pieces(len, |offset, n| {
+            match self.storage.read_at(name, offset, n)? {
+                Some(piece) if piece.file_len == len => Ok(piece.bytes),
+                _ => Err(Error::malformed("the file changed while it was checked")),
+            }
+        })
     }
 
-    fn forget(&self, name: &str) {
-        lock(&self.verified).remove(name);
-    }
-
-    pub(super) fn is_verified(&self, name: &str, stamp: Stamp) -> bool {
-        lock(&self.verified).get(name) == Some(&stamp)
-    }
-
-    /// Checks the slot's current primary file before it is replaced: from its header alone when
-    /// it is the file this manager last wrote or checked, in full otherwise.
+    /// Checks the slot's current primary file before it is replaced. Its generation comes from
+    /// its header; when it is about to become a backup, its CRC is checked over the whole file
+    /// first, so a file damaged on disk since it was written is never rotated into the
+    /// backups. Any other file (at another schema version, which may be kept as a pre-migration
+    /// copy, or whose header does not parse) is read whole and checked.
     fn previous(&self, name: &str) -> Result<Previous> {
-        if let Ok(Some((header, len))) = self.read_header(name)
-            && header.schema_version == self.schema_version
-            && self.is_verified(name, Stamp::of(&header, len))
-        {
-            return Ok(Previous {
-                generation: header.generation,
-                sound: true,
-                older: None,
-            });
-        }
         let damaged = || Previous {
             generation: self.backup_generation(name),
             sound: false,
             older: None,
         };
+        // A header that does not parse (a flipped bit in its version field, say) is judged by
+        // the whole file below, whose CRC is checked before its version is trusted.
+        if let Ok(Some((header, len))) = self.read_header(name)
+            && header.schema_version == self.schema_version
+        {
+            let sound = Previous {
+                generation: header.generation,
+                sound: true,
+                older: None,
+            };
+            if self.backups == 0 {
+                // Nothing is kept: the generation is all that is needed.
+                return Ok(sound);
+            }
+            return match self.check_stored(name, len) {
+                Ok(()) => Ok(sound),
+                Err(e) if e.is_corruption() => Ok(damaged()),
+                Err(e) => Err(e),
+            };
+        }
         let bytes = match self.storage.read(name, self.max_file_size) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(damaged()),
@@ -198,7 +206,36 @@ impl Engine {
     }
 
     /// Loads a slot: the newest sound copy of its base, its journal's deltas, then migration.
+    ///
+    /// A load takes no lock, so a game's load never waits for a save; but a full save or a
+    /// compaction may replace the base and remove the journal between the load's read of the
+    /// one and of the other, which would give an older state with nothing reported. So once it
+    /// has read both, the load checks that the slot's primary file is still the base it read,
+    /// and reads again if it is not. After [`OPTIMISTIC_LOADS`] such retries it reads under the
+    /// slot's lock. (A load that fell back to a backup needs no check: the primary was missing
+    /// or damaged, and a save that replaced it began after the load did.)
     pub(super) fn load(&self, slot: SlotId) -> Result<Loaded> {
+        let name = slot.file_name();
+        for _ in 0..OPTIMISTIC_LOADS {
+            let loaded = self.load_unlocked(slot)?;
+            if loaded.report.recovered_from_backup.is_some() {
+                return Ok(loaded);
+            }
+            let base = &loaded.report.header;
+            let read = Stamp::of(base, base.sections().crc.end);
+            if let Ok(Some((now, len))) = self.read_header(&name)
+                && Stamp::of(&now, len) == read
+            {
+                return Ok(loaded);
+            }
+        }
+        let _lock = self.storage.lock(&name)?;
+        self.load_unlocked(slot)
+    }
+
+    /// [`load`](Self::load) without the check: for callers that hold the slot's lock, or that
+    /// retry.
+    pub(super) fn load_unlocked(&self, slot: SlotId) -> Result<Loaded> {
         let name = slot.file_name();
         let mut candidates = vec![(name.clone(), None)];
         candidates.extend(
@@ -219,12 +256,8 @@ impl Engine {
                 }
                 Err(e) => return Err(e),
             };
-            let len = bytes.len() as u64;
             match self.open_base(slot, bytes) {
                 Ok((mut snapshot, header)) => {
-                    if backup.is_none() {
-                        self.remember(&file, Stamp::of(&header, len));
-                    }
                     let (deltas, journal_problem) =
                         self.apply_journal(slot, &journal_name(&name), &header, &mut snapshot)?;
                     let snapshot = self.migrate(snapshot, header.schema_version)?;
@@ -504,7 +537,6 @@ impl Engine {
             self.storage.remove(&name)?;
             any = true;
         }
-        self.forget(&name);
         Ok(any)
     }
 
@@ -550,7 +582,7 @@ impl Engine {
 }
 
 /// Checks a whole file's magic, CRC and header, without decrypting it.
-pub(super) fn check_sound(bytes: &[u8]) -> Result<Header> {
+fn check_sound(bytes: &[u8]) -> Result<Header> {
     envelope::check_crc(bytes)?;
     envelope::parse_header(bytes, Some(bytes.len() as u64))
 }

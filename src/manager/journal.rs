@@ -10,7 +10,7 @@
 //! incremental save drops such a tail before it appends. A full save writes a new base and
 //! removes the journal.
 
-use super::engine::{Engine, Stamp, check_sound, lock};
+use super::engine::{Engine, lock};
 use super::{DeltaReport, SaveReport};
 use crate::envelope::{self, FileKind, Header};
 use crate::error::{Error, Result};
@@ -106,13 +106,26 @@ impl Engine {
         self.compact_locked(slot)
     }
 
+    /// A compaction with the slot's lock held. It refuses a slot whose base is damaged: the
+    /// base it would merge is a backup, older than the deltas, and a new base written from it
+    /// would roll the slot back and drop them for good.
     fn compact_locked(&self, slot: SlotId) -> Result<SaveReport> {
-        let loaded = self.load(slot)?;
+        let loaded = self.load_unlocked(slot)?;
+        if let Some(backup) = loaded.report.recovered_from_backup {
+            let problem = loaded.report.primary_problem.unwrap_or_default();
+            return Err(Error::FullSaveNeeded {
+                slot,
+                reason: format!(
+                    "its save is damaged ({problem}); compacting would roll it back to backup \
+                     {backup}"
+                ),
+            });
+        }
         self.save_locked(slot, &loaded.snapshot)
     }
 
-    /// The slot's base, checked (in full unless this manager wrote or checked it): deltas may
-    /// only be appended to a sound base at the current schema version.
+    /// The slot's base, checked in full: deltas may only be appended to a sound base at the
+    /// current schema version.
     fn checked_base(&self, slot: SlotId, name: &str) -> Result<(Header, u64)> {
         let full_save = |reason: String| Error::FullSaveNeeded { slot, reason };
         let (header, len) = match self.read_header(name) {
@@ -138,15 +151,12 @@ impl Engine {
                 found: header.slot,
             });
         }
-        let stamp = Stamp::of(&header, len);
-        if !self.is_verified(name, stamp) {
-            let bytes = self
-                .storage
-                .read(name, self.max_file_size)?
-                .ok_or(Error::SlotEmpty { slot })?;
-            check_sound(&bytes).map_err(|e| full_save(format!("its save is damaged ({e})")))?;
-            self.remember(name, stamp);
-        }
+        // Checked in full every time, a piece at a time: a delta on a base damaged since it was
+        // written would be dropped by the next load, which falls back to a backup.
+        self.check_stored(name, len).map_err(|e| match e {
+            e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
+            e => e,
+        })?;
         Ok((header, len))
     }
 

@@ -207,7 +207,6 @@ impl ManagerBuilder {
                 max_file_size: self.max_file_size,
                 autosave_slots: self.autosave_slots,
                 compact_percent: self.compact_percent,
-                verified: Mutex::default(),
                 journals: Mutex::default(),
                 autosave_lock: Mutex::default(),
             }),

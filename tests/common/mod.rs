@@ -99,3 +99,21 @@ pub fn memory_manager(storage: &savegame::storage::MemoryStorage) -> SaveLoadMan
         .build()
         .unwrap()
 }
+
+/// Flips one bit in the payload of the file, in place: the same inode, length and header, as a
+/// failing SD card leaves it.
+pub fn flip_in_place(p: &Path) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(p)
+        .unwrap();
+    let at = file.metadata().unwrap().len() - 100;
+    let mut byte = [0u8];
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.read_exact(&mut byte).unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.write_all(&[byte[0] ^ 0x04]).unwrap();
+    file.sync_all().unwrap();
+}

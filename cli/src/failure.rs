@@ -88,6 +88,10 @@ impl Failure {
     }
 }
 
+/// What the tool says about an encrypted file when no key was given.
+pub const NO_KEY: &str =
+    "the save is encrypted and no key was given (use --key-file or SAVEGAME_KEY)";
+
 /// The exit code for a library error: 2 when the user must supply a key, 1 otherwise.
 pub fn exit_code(err: &Error) -> Exit {
     match err {
@@ -101,9 +105,7 @@ pub fn exit_code(err: &Error) -> Exit {
 pub fn describe(path: &Path, err: &Error) -> String {
     let message = match err {
         Error::Io { path: p, source } if p == path => format!("I/O error: {source}"),
-        Error::KeyRequired => {
-            "the save is encrypted and no key was given (use --key-file or SAVEGAME_KEY)".into()
-        }
+        Error::KeyRequired => NO_KEY.into(),
         _ => err.to_string(),
     };
     format!("{} [{}]", one_line(&message), kind(err))

@@ -6,8 +6,8 @@
 //! | command | does |
 //! |---|---|
 //! | `savegame list DIR [--json] [--schema N]` | the load menu of a folder, from headers and CRCs alone |
-//! | `savegame inspect FILE` | header, metadata, section offsets, CRC status, encryption |
-//! | `savegame verify FILE... [--migrations DIR]` | full check, one line per file |
+//! | `savegame inspect FILE [--schema N]` | header, metadata, section offsets, CRC status, encryption |
+//! | `savegame verify FILE... [--schema N] [--migrations DIR]` | full check, one line per file |
 //! | `savegame dump FILE [--pretty]` | the document as JSON on stdout |
 //! | `savegame pack JSON --out FILE [--codec C] [--schema N]` | the reverse of `dump` |
 //! | `savegame migrate FILE --migrations DIR [--to N] [--dry-run]` | declarative steps, crash-safely |
@@ -18,6 +18,12 @@
 //! Exit codes: 0 ok; 1 a file is bad (damaged, wrong key, newer, a failed step, an I/O
 //! error); 2 usage (a wrong argument, a key file that is not a key, a key that is needed and
 //! missing).
+//!
+//! `--schema N` is the game's current schema version. Checking a file (`inspect`, `verify`)
+//! does not need it: without it, a save or replay at any schema version is checked for
+//! integrity alone (CRC, header, decryption, decoding) and is not called bad for its version.
+//! With it, a file above `N` is "newer", exit 1, as with `--migrations` a file above the last
+//! step is.
 //!
 //! The dump format is described in the `dump` module.
 //!
@@ -49,7 +55,8 @@ const AFTER_HELP: &str = "\
 Exit codes:
   0  ok
   1  a file is bad: damaged, truncated, not a save, wrong key or tampered, newer than
-     supported, a failed migration step, or an I/O error
+     supported (--schema N, or the last migration step), a failed migration step, or an
+     I/O error
   2  usage: a wrong argument, a key file that is not a key, or no key for an encrypted file
 
 Keys: --key-file K (32 raw bytes, or 64 hexadecimal digits) or the SAVEGAME_KEY environment
@@ -89,6 +96,10 @@ enum Command {
     Inspect {
         /// The file
         file: PathBuf,
+        /// The game's current schema version: a file above it is marked newer (exit 1)
+        /// [default: none; the file's version is only shown]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        schema: Option<u32>,
     },
     /// Full check of each file (CRC, header, decryption, decoding of every memento, and the
     /// migration steps when --migrations is given): one line per file
@@ -98,9 +109,14 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// A folder of declarative steps (NNNN_name.json): checks the chain, and runs the steps
-        /// on each file in memory
+        /// on each file in memory (on a replay's keyframes)
         #[arg(long, value_name = "DIR")]
         migrations: Option<PathBuf>,
+        /// The game's current schema version: files above it fail as newer (exit 1); with
+        /// --migrations, where the steps must end [default: the last step's with
+        /// --migrations; none without, and files are checked for integrity alone]
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        schema: Option<u32>,
     },
     /// The document as JSON on stdout: metadata and each memento (`pack` reads it back)
     #[command(after_help = AFTER_HELP)]
@@ -183,10 +199,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let key = key.as_ref();
     match cli.command {
         Command::List { dir, json, schema } => commands::list::run(&dir, json, schema, key),
-        Command::Inspect { file } => commands::inspect::run(&file, key),
-        Command::Verify { files, migrations } => {
-            commands::verify::run(&files, migrations.as_deref(), key)
-        }
+        Command::Inspect { file, schema } => commands::inspect::run(&file, schema, key),
+        Command::Verify {
+            files,
+            migrations,
+            schema,
+        } => commands::verify::run(&files, migrations.as_deref(), schema, key),
         Command::Dump { file, pretty } => commands::dump::run(&file, pretty, key),
         Command::Pack {
             json,

@@ -69,23 +69,48 @@ fn dry_run_lists_the_steps_and_the_paths_they_touch_and_writes_nothing() {
     assert_eq!(snapshot_of_dir(dir.path()), before, "not even a lock file");
 }
 
+/// `migrate --dry-run` used to exit 0 on an encrypted file without a key ("the steps were
+/// not run"), though a missing key is exit 2 everywhere else, a real run included.
 #[test]
-fn dry_run_on_an_encrypted_file_without_a_key_still_lists_the_plan() {
-    let output = savegame()
-        .arg("migrate")
-        .arg(fixture("v2-json-aes.sav"))
-        .arg("--migrations")
-        .arg(migrations())
-        .arg("--dry-run")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    let text = stdout_of(&output);
-    assert!(text.contains("schema version 2 -> 3, 1 step(s)"), "{text}");
-    assert!(
-        text.contains("the steps were not run (the file is encrypted"),
-        "{text}"
-    );
+fn dry_run_on_an_encrypted_file_without_a_key_lists_the_plan_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = copy_fixture(dir.path(), "v2-json-aes.sav", "slot-001.sav");
+    let before = snapshot_of_dir(dir.path());
+    for dry_run in [true, false] {
+        let mut cmd = savegame();
+        cmd.arg("migrate")
+            .arg(&file)
+            .arg("--migrations")
+            .arg(migrations());
+        if dry_run {
+            cmd.arg("--dry-run");
+        }
+        let output = cmd.output().unwrap();
+        let (out, err) = (stdout_of(&output), stderr_of(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "dry run {dry_run}: {out}{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(
+                "the save is encrypted and no key was given (use --key-file or SAVEGAME_KEY)"
+            ),
+            "{err}"
+        );
+        assert!(err.trim_end().ends_with("[KeyRequired]"), "{err}");
+        if dry_run {
+            // The plan needs no key: it is still listed.
+            assert!(out.contains("schema version 2 -> 3, 1 step(s)"), "{out}");
+            assert!(
+                err.contains("the steps were not run; nothing written"),
+                "{err}"
+            );
+            assert!(!out.contains("run cleanly"), "{out}");
+        }
+        assert_eq!(snapshot_of_dir(dir.path()), before, "nothing written");
+    }
 }
 
 #[test]

@@ -62,6 +62,8 @@ fn usage_errors_exit_2() {
         vec!["migrate", sav],
         vec!["migrate", sav, "--migrations", "m", "--to", "zero"],
         vec!["list", ".", "--schema", "-1"],
+        vec!["verify", sav, "--schema", "0"],
+        vec!["inspect", sav, "--schema", "x"],
         vec!["dump", sav, "--key", "00"],
     ] {
         let output = savegame().args(&args).output().unwrap();
@@ -239,4 +241,40 @@ fn no_command_ever_prints_the_key() {
             assert!(!all.contains(secret), "{args:?} printed the key:\n{all}");
         }
     }
+}
+
+/// Every command that needs the key of an encrypted file exits 2 without it, with the same
+/// message; `inspect` and `list` need no key and show what they can.
+#[test]
+fn a_missing_key_is_exit_2_for_every_command_that_needs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = copy_fixture(dir.path(), "v1-msgpack-aes.sav", "slot-001.sav");
+    let file = file.to_str().unwrap();
+    let steps = migrations();
+    let steps = steps.to_str().unwrap();
+    let dump = dir.path().join("dump.json");
+    for args in [
+        vec!["verify", file],
+        vec!["verify", file, "--migrations", steps],
+        vec!["dump", file],
+        vec!["migrate", file, "--migrations", steps],
+        vec!["migrate", file, "--migrations", steps, "--dry-run"],
+    ] {
+        let output = savegame().args(&args).output().unwrap();
+        let (out, err) = (stdout_of(&output), stderr_of(&output));
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {out}{err}");
+        let said = if args[0] == "verify" { &out } else { &err };
+        assert!(said.contains("no key was given"), "{args:?}: {said}");
+        assert!(
+            said.trim_end().ends_with("[KeyRequired]"),
+            "{args:?}: {said}"
+        );
+    }
+    assert!(!dump.exists());
+    let output = savegame().args(["inspect", file]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(stdout_of(&output).contains("give a key"));
+    let output = savegame().arg("list").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(stdout_of(&output).contains("needs key"));
 }

@@ -210,3 +210,65 @@ fn a_step_that_fails_on_a_file_names_the_step() {
 }
 
 use predicates::prelude::PredicateBooleanExt as _;
+
+/// `--schema N` for saves too: at or below it they verify and inspect as without it; above
+/// it they are newer (exit 1). Without it, a save's schema version is not held against it.
+#[test]
+fn verify_and_inspect_hold_files_against_the_games_schema_only_with_schema() {
+    let plain = [
+        "v1-json-plain.sav",
+        "v2-json-plain.sav",
+        "v3-msgpack-plain.sav",
+    ]
+    .map(fixture);
+    for schema in [None, Some("3"), Some("7")] {
+        let mut cmd = savegame();
+        cmd.arg("verify").args(&plain);
+        if let Some(n) = schema {
+            cmd.args(["--schema", n]);
+        }
+        let output = cmd.output().unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{schema:?}: {}",
+            stdout_of(&output)
+        );
+        assert!(stdout_of(&output).lines().all(|l| l.starts_with("ok    ")));
+    }
+    let output = savegame()
+        .args(["verify", "--schema", "2"])
+        .args(&plain)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout_of(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("ok    ") && lines[1].starts_with("ok    "),
+        "{text}"
+    );
+    assert!(
+        lines[2].starts_with("FAIL  ") && lines[2].ends_with("[NewerSchema]"),
+        "{text}"
+    );
+
+    let v3 = fixture("v3-msgpack-plain.sav");
+    for (schema, code, shown) in [
+        ("3", 0, "schema version  3\n"),
+        (
+            "2",
+            1,
+            "schema version  3 (newer than the game's 2) [NewerSchema]\n",
+        ),
+    ] {
+        let output = savegame()
+            .args(["inspect", "--schema", schema])
+            .arg(&v3)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{}", stdout_of(&output));
+        assert!(stdout_of(&output).contains(shown), "{}", stdout_of(&output));
+        assert!(stdout_of(&output).contains("crc32           ok"));
+    }
+}

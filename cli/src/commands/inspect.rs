@@ -1,7 +1,8 @@
 //! `savegame inspect FILE`: the header and metadata, the byte offsets of each section, the CRC
 //! status and whether the file is encrypted. Works on any file of a save's family whatever its
 //! name (backups, pre-migration copies, files from bug reports). With a key, the mementos are
-//! listed too.
+//! listed too. With `--schema N` (the game's current schema version), a file above it is
+//! marked newer and the exit code is 1; without it, the schema version is only shown.
 
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -19,12 +20,12 @@ use crate::text::{playtime, printable, rfc3339};
 ///
 /// # Errors
 /// When the file cannot be read, or its header cannot be parsed (exit 1).
-pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
+pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
     if super::replay::is_replay(&bytes) {
-        let (out, sound) = super::replay::inspect(path, bytes.len() as u64, key)?;
+        let (out, exit) = super::replay::inspect(path, bytes.len() as u64, key, schema)?;
         super::print(&out)?;
-        return Ok(if sound { Exit::Ok } else { Exit::Bad }.into());
+        return Ok(exit.into());
     }
     let crc = check_crc(&bytes);
     if let Err(e @ Error::NotASave) = &crc {
@@ -45,6 +46,7 @@ pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
         }
     };
     let m = &header.metadata;
+    let mut exit = Exit::Ok;
     let mut out = String::new();
     let mut line = |name: &str, value: String| {
         let _ = writeln!(out, "{name:<16}{value}");
@@ -64,7 +66,10 @@ pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
         },
     );
     line("slot", slot_description(header.slot));
-    line("schema version", header.schema_version.to_string());
+    line(
+        "schema version",
+        schema_text(header.schema_version, schema, &mut exit),
+    );
     line("generation", header.generation.to_string());
     line("saved at", rfc3339(header.saved_at));
     line("label", format!("{:?}", m.label));
@@ -86,11 +91,10 @@ pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
             .map_or("none".into(), |t| format!("{} bytes", t.len())),
     );
     let stored = stored_crc(&bytes);
-    let mut exit = Exit::Ok;
     match &crc {
         Ok(()) => line("crc32", format!("ok ({stored:#010x})")),
         Err(e) => {
-            exit = Exit::Bad;
+            exit = exit.combine(Exit::Bad);
             line("crc32", format!("BAD: {}", describe(path, e)));
         }
     }
@@ -135,6 +139,18 @@ pub fn run(path: &Path, key: Option<&Key>) -> Result<ExitCode, Failure> {
     }
     super::print(&out)?;
     Ok(exit.into())
+}
+
+/// The `schema version` line: the file's, marked when it is newer than the game's `schema`
+/// (which makes `exit` 1).
+pub fn schema_text(found: u32, schema: Option<u32>, exit: &mut Exit) -> String {
+    match schema {
+        Some(game) if found > game => {
+            *exit = exit.combine(Exit::Bad);
+            format!("{found} (newer than the game's {game}) [NewerSchema]")
+        }
+        _ => found.to_string(),
+    }
 }
 
 /// The CRC32 stored in the file's last four bytes.

@@ -290,7 +290,7 @@ fn row_for(
         }
     };
     if super::replay::is_replay(&bytes) {
-        replay_row(&mut row, path, has_key);
+        replay_row(&mut row, path, schema, has_key);
         return row;
     }
     // The header for display, even when the file is damaged further on.
@@ -334,8 +334,8 @@ fn row_for(
     row
 }
 
-/// A replay's row: its header from the start and end chunks, its status from a full open.
-fn replay_row(row: &mut Row, path: &Path, has_key: bool) {
+/// A replay's row: its header from the start and end chunks alone.
+fn replay_row(row: &mut Row, path: &Path, schema: Option<u32>, has_key: bool) {
     row.kind = Some("replay".into());
     match savegame::replay::ReplayHeader::read(path, None) {
         Ok(h) => {
@@ -350,7 +350,13 @@ fn replay_row(row: &mut Row, path: &Path, has_key: bool) {
             row.schema_version = Some(h.schema_version);
             row.encrypted = Some(h.encrypted);
             row.codec = Some(h.codec.name());
-            if h.encrypted && !has_key {
+            if let Some(game) = schema.filter(|&game| h.schema_version > game) {
+                row.status = "newer";
+                row.problem = Some(format!(
+                    "schema version {} is newer than the game's {game} [NewerSchema]",
+                    h.schema_version
+                ));
+            } else if h.encrypted && !has_key {
                 row.status = "needs key";
             } else if !h.is_complete() {
                 row.status = "cut short";

@@ -20,7 +20,7 @@ use savegame::migrate::StepInfo;
 use savegame::storage::{FsStorage, Storage, pre_migration_name};
 use savegame::{Error, Header, Key, Migrations, Snapshot};
 
-use crate::failure::{Exit, Failure, shown};
+use crate::failure::{Exit, Failure, NO_KEY, shown};
 use crate::files::{MAX_SAVE_SIZE, split_path};
 
 /// The steps of a migrations folder, their chain checked, and the version the last one
@@ -46,8 +46,8 @@ pub fn load_steps(dir: &Path) -> Result<(Migrations, u32), Failure> {
 ///
 /// # Errors
 /// A damaged, newer or undecryptable file, a missing step, a failing step, or a failed write
-/// (exit 1); a missing key for an encrypted file when writing (exit 2). Nothing is written
-/// on any error.
+/// (exit 1); a missing key for an encrypted file that has steps to run, dry run or not
+/// (exit 2). Nothing is written on any error.
 pub fn run(
     path: &Path,
     migrations_dir: &Path,
@@ -158,7 +158,8 @@ pub fn run(
 }
 
 /// `--dry-run`: the plan, and a run in memory when the file can be opened. Writes nothing
-/// (not even a lock file).
+/// (not even a lock file). An encrypted file without a key has its plan listed, then fails as
+/// a real run does (exit 2): the steps could not be checked on it.
 fn dry(
     path: &Path,
     migrations: &Migrations,
@@ -177,12 +178,13 @@ fn dry(
     };
     let mut out = describe_plan(path, from, target, &steps);
     if header.encrypted && key.is_none() {
-        out.push_str(
-            "dry run: the steps were not run (the file is encrypted and no key was given); \
-             nothing written\n",
-        );
+        // The plan needs no key; running the steps does, as a real run does (exit 2).
         super::print(&out)?;
-        return Ok(Exit::Ok.into());
+        return Err(Failure::usage(
+            path,
+            format!("{NO_KEY}: the steps were not run; nothing written"),
+            "KeyRequired",
+        ));
     }
     let result = Snapshot::open_file(bytes, key)
         .and_then(|(_, snapshot)| migrations.migrate_snapshot(&snapshot, from, target));

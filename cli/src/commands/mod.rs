@@ -12,10 +12,38 @@ use std::io::Write;
 use std::path::Path;
 
 use savegame::envelope::FileKind;
-use savegame::{Header, Key, Snapshot};
+use savegame::{Error, Header, Key, Migrations, Snapshot};
 
 use crate::failure::Failure;
 use crate::files::{MAX_SAVE_SIZE, read_capped};
+
+/// The game a file is checked against (`--schema N`, `--migrations DIR`). Without one, the
+/// commands check a file's integrity alone: nothing in a save or a replay needs the game's
+/// schema version to be checked, only to be loaded or played.
+#[derive(Clone, Copy)]
+pub struct Game<'a> {
+    /// The game's current schema version: files above it are newer than the game.
+    pub schema: u32,
+    /// The steps that bring older files up to `schema` (their chain ends at `schema`).
+    pub steps: Option<&'a Migrations>,
+}
+
+impl Game<'_> {
+    /// [`Error::NewerSchema`] when a file at schema version `found` is newer than the game.
+    ///
+    /// # Errors
+    /// That error, about `path`, as a failure (exit 1).
+    pub fn refuse_newer(&self, path: &Path, found: u32) -> Result<(), Failure> {
+        if found > self.schema {
+            let err = Error::NewerSchema {
+                found,
+                supported: self.schema,
+            };
+            return Err(Failure::file(path, &err));
+        }
+        Ok(())
+    }
+}
 
 /// Reads a save file under the size cap.
 ///

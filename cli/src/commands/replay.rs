@@ -3,10 +3,13 @@
 
 use std::path::Path;
 
-use savegame::replay::{Player, ReplayHeader, ReplayStatus};
-use savegame::{Error, Key};
+use savegame::migrate::to_document;
+use savegame::replay::{Player, ReplayHeader, ReplayStatus, Replayable};
+use savegame::{Error, Key, Snapshot};
+use serde::de::IgnoredAny;
 
-use crate::failure::Failure;
+use super::Game;
+use crate::failure::{Exit, Failure, describe};
 use crate::text::{playtime, rfc3339};
 
 /// Byte 13 of a file of the savegame family: its kind (`docs/format.md`).
@@ -20,15 +23,52 @@ pub fn is_replay(bytes: &[u8]) -> bool {
 
 /// Opens a replay as a player does: every chunk checked, decrypted with `key`.
 ///
+/// The player is a game at the replay's own schema and input versions (nothing to migrate,
+/// nothing newer), unless `game` has steps and is not older than the replay: then it is that
+/// game, and the player checks the path of steps its keyframes take. A replay newer than
+/// `game` is refused by the caller, after this integrity check.
+///
 /// # Errors
 /// The library's error about `path`.
-pub fn open(path: &Path, key: Option<&Key>) -> Result<Player, Error> {
-    let builder = Player::builder().allow_unencrypted(true);
+fn open(
+    path: &Path,
+    key: Option<&Key>,
+    header: &ReplayHeader,
+    game: Option<Game<'_>>,
+) -> Result<Player, Error> {
+    let builder = Player::builder()
+        .allow_unencrypted(true)
+        .input_version(header.input_version);
+    let builder = match game {
+        Some(Game {
+            schema,
+            steps: Some(steps),
+        }) if header.schema_version <= schema => {
+            builder.schema_version(schema).migrations(steps.clone())
+        }
+        _ => builder.schema_version(header.schema_version),
+    };
     let builder = match key {
         Some(key) => builder.key(key.clone()),
         None => builder,
     };
     builder.open(path)
+}
+
+/// A game that only restores keyframes, decoding each memento into a value tree: what
+/// `verify` seeks to every keyframe with.
+struct Keyframes;
+
+impl Replayable for Keyframes {
+    type Input = IgnoredAny;
+
+    fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
+        to_document(keyframe).map(drop)
+    }
+
+    fn step(&mut self, _frame: u64, _input: IgnoredAny) -> savegame::Result<()> {
+        Ok(())
+    }
 }
 
 /// `complete`, or `cut short: <why>`.
@@ -39,13 +79,20 @@ pub fn status_text(status: &ReplayStatus) -> String {
     }
 }
 
-/// The lines `inspect` prints for a replay.
+/// The lines `inspect` prints for a replay, and its exit code. Opened as a game at the
+/// replay's own schema version would open it; with `schema` (the game's), a replay above it
+/// is marked newer (exit 1).
 ///
 /// # Errors
-/// When the header cannot be read (exit 1), or the replay is encrypted and no key was given
-/// (exit 2).
-pub fn inspect(path: &Path, size: u64, key: Option<&Key>) -> Result<(String, bool), Failure> {
+/// When the header cannot be read (exit 1).
+pub fn inspect(
+    path: &Path,
+    size: u64,
+    key: Option<&Key>,
+    schema: Option<u32>,
+) -> Result<(String, Exit), Failure> {
     let header = ReplayHeader::read(path, key).map_err(|e| Failure::file(path, &e))?;
+    let mut exit = Exit::Ok;
     let mut out = String::new();
     let mut line = |name: &str, value: String| out.push_str(&format!("{name:<16}{value}\n"));
     line("file", crate::failure::shown(path));
@@ -65,7 +112,10 @@ pub fn inspect(path: &Path, size: u64, key: Option<&Key>) -> Result<(String, boo
     line("app version", format!("{:?}", header.app_version()));
     line("recorded at", rfc3339(header.recorded_at));
     line("frame rate", format!("{} fps", header.frame_rate));
-    line("schema version", header.schema_version.to_string());
+    line(
+        "schema version",
+        super::inspect::schema_text(header.schema_version, schema, &mut exit),
+    );
     line("input version", header.input_version.to_string());
     line("seed", header.seed.to_string());
     line(
@@ -87,8 +137,7 @@ pub fn inspect(path: &Path, size: u64, key: Option<&Key>) -> Result<(String, boo
             "none: the recording was cut short (see status)".into(),
         ),
     }
-    let mut sound = true;
-    match open(path, key) {
+    match open(path, key, &header, None) {
         Ok(player) => {
             line("status", status_text(player.status()));
             line(
@@ -101,22 +150,35 @@ pub fn inspect(path: &Path, size: u64, key: Option<&Key>) -> Result<(String, boo
                 ),
             );
         }
+        // As for a save: what can be shown without the key is shown, and is not bad.
+        Err(Error::KeyRequired) => line(
+            "status",
+            "encrypted: give a key (--key-file or SAVEGAME_KEY) to check its chunks".into(),
+        ),
         Err(e) => {
-            sound = false;
-            line("status", format!("BAD: {e}"));
+            exit = exit.combine(crate::failure::exit_code(&e));
+            line("status", format!("BAD: {}", describe(path, &e)));
         }
     }
-    Ok((out, sound))
+    Ok((out, exit))
 }
 
-/// `verify`'s summary of a sound replay.
+/// `verify`'s summary of a sound replay: every chunk checked, every keyframe restored as a
+/// seek restores it (migrated with the game's steps when there are any), each of its mementos
+/// decoded; then the replay's schema version against the game's, if one was given.
 ///
 /// # Errors
-/// The library's error about `path`.
-pub fn verify(path: &Path, key: Option<&Key>) -> Result<String, Failure> {
-    let player = open(path, key).map_err(|e| Failure::file(path, &e))?;
+/// The library's error about `path`; [`Error::NewerSchema`] for a replay newer than `game`.
+pub fn verify(path: &Path, key: Option<&Key>, game: Option<Game<'_>>) -> Result<String, Failure> {
+    let fail = |e: Error| Failure::file(path, &e);
+    let header = ReplayHeader::read(path, key).map_err(fail)?;
+    let mut player = open(path, key, &header, game).map_err(fail)?;
+    let keyframes: Vec<u64> = player.keyframes().collect();
+    for frame in keyframes {
+        player.seek(&mut Keyframes, frame).map_err(fail)?;
+    }
     let header = player.header();
-    Ok(format!(
+    let mut summary = format!(
         "replay, {} fps, schema {}, {}, {} frames, {} keyframes ({}), {}",
         header.frame_rate,
         header.schema_version,
@@ -129,5 +191,11 @@ pub fn verify(path: &Path, key: Option<&Key>) -> Result<String, Failure> {
         player.keyframe_count(),
         playtime(player.duration()),
         status_text(player.status())
-    ))
+    );
+    if game.is_none() {
+        summary.push_str("; not checked against the game's schema version (pass --schema N)");
+    }
+    // The keyframes were migrated by the seeks above.
+    let against = super::verify::against_game(path, header.schema_version, game, |_, _| Ok(()))?;
+    Ok(summary + &against)
 }

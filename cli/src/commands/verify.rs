@@ -1,31 +1,61 @@
 //! `savegame verify FILE...`: the full check of each file, one line per file.
 //!
 //! CRC, header, decryption, table of contents, decoding of every memento into a value tree;
-//! with `--migrations DIR`, the chain of steps is checked once, and each older file is migrated
-//! in memory to the last step's version (nothing is written).
+//! for a replay, every chunk and every keyframe, as a player opens and seeks it. None of this
+//! needs the game's schema version: without `--schema` and `--migrations`, a file at any
+//! schema version is checked for integrity alone (a replay's line says so).
+//!
+//! With `--schema N` (the game's current schema version), a file above `N` fails as newer
+//! ([`NewerSchema`](savegame::Error::NewerSchema), exit 1). With `--migrations DIR`, the chain
+//! of steps is checked once (it must end at `N` when both are given; `N` is the last step's
+//! version otherwise), each older save is migrated in memory, and each older replay's
+//! keyframes are migrated as the game's player would migrate them (nothing is written).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use savegame::migrate::to_document;
-use savegame::{Error, Key, Migrations};
+use savegame::{Key, Migrations};
 
+use super::Game;
 use crate::failure::{Exit, Failure, shown};
 
 /// Runs `verify`. Exits with the worst result of all files: 0 when all are sound, 1 when any
 /// is bad, 2 when one needs a key that was not given (and none is bad).
 ///
 /// # Errors
-/// When the migrations folder is unusable (exit 1) or stdout cannot be written.
+/// When the migrations folder is unusable, or its steps do not end at `schema` (exit 1), or
+/// stdout cannot be written.
 pub fn run(
     files: &[PathBuf],
     migrations: Option<&Path>,
+    schema: Option<u32>,
     key: Option<&Key>,
 ) -> Result<ExitCode, Failure> {
-    let steps = migrations.map(super::migrate::load_steps).transpose()?;
+    let steps = match migrations {
+        Some(dir) => {
+            let (steps, last) = super::migrate::load_steps(dir)?;
+            let current = schema.unwrap_or(last);
+            // The check a game's manager makes of its own steps at its schema version.
+            steps.check(current).map_err(|e| Failure::file(dir, &e))?;
+            Some((steps, current))
+        }
+        None => None,
+    };
+    let game = match (&steps, schema) {
+        (Some((steps, current)), _) => Some(Game {
+            schema: *current,
+            steps: Some(steps),
+        }),
+        (None, Some(schema)) => Some(Game {
+            schema,
+            steps: None,
+        }),
+        (None, None) => None,
+    };
     let mut worst = Exit::Ok;
     for path in files {
-        let line = match verify_one(path, steps.as_ref(), key) {
+        let line = match verify_one(path, game, key) {
             Ok(summary) => format!("ok    {}: {summary}\n", shown(path)),
             Err(f) => {
                 worst = worst.combine(f.code);
@@ -37,17 +67,13 @@ pub fn run(
     Ok(worst.into())
 }
 
-fn verify_one(
-    path: &Path,
-    steps: Option<&(Migrations, u32)>,
-    key: Option<&Key>,
-) -> Result<String, Failure> {
+fn verify_one(path: &Path, game: Option<Game<'_>>, key: Option<&Key>) -> Result<String, Failure> {
     if super::replay::is_replay(&super::read_save(path)?) {
-        return super::replay::verify(path, key);
+        return super::replay::verify(path, key, game);
     }
     let (header, snapshot) = super::open(path, key)?;
     to_document(&snapshot).map_err(|e| Failure::file(path, &e))?;
-    let mut summary = format!(
+    let summary = format!(
         "{}, slot {}, schema {}, {}, {}, {} memento(s)",
         super::list::kind_name(header.kind),
         super::slot_name(header.slot),
@@ -60,26 +86,39 @@ fn verify_one(
         },
         snapshot.len()
     );
-    if let Some((migrations, target)) = steps {
-        let from = header.schema_version;
-        if from > *target {
-            let err = Error::NewerSchema {
-                found: from,
-                supported: *target,
-            };
-            return Err(Failure::file(path, &err));
+    let from = header.schema_version;
+    let against = against_game(path, from, game, |steps, target| {
+        steps
+            .migrate_snapshot(&snapshot, from, target)
+            .map(drop)
+            .map_err(|e| Failure::file(path, &e))
+    })?;
+    Ok(summary + &against)
+}
+
+/// Checks a sound file at schema version `from` against the game, if one was given: newer is
+/// an error; an older file goes through `migrate` (the game's steps and its schema version)
+/// when there are steps. Returns what the summary line says about it.
+///
+/// # Errors
+/// [`NewerSchema`](savegame::Error::NewerSchema), or what `migrate` returns.
+pub fn against_game(
+    path: &Path,
+    from: u32,
+    game: Option<Game<'_>>,
+    migrate: impl FnOnce(&Migrations, u32) -> Result<(), Failure>,
+) -> Result<String, Failure> {
+    let Some(game) = game else {
+        return Ok(String::new());
+    };
+    game.refuse_newer(path, from)?;
+    let target = game.schema;
+    Ok(match game.steps {
+        None => String::new(),
+        Some(_) if from == target => "; current with the steps".into(),
+        Some(steps) => {
+            migrate(steps, target)?;
+            format!("; migrates to {target} ({} step(s))", target - from)
         }
-        if from == *target {
-            summary.push_str("; current with the steps");
-        } else {
-            migrations
-                .migrate_snapshot(&snapshot, from, *target)
-                .map_err(|e| Failure::file(path, &e))?;
-            summary.push_str(&format!(
-                "; migrates to {target} ({} step(s))",
-                target - from
-            ));
-        }
-    }
-    Ok(summary)
+    })
 }

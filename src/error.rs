@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use crate::migrate::error::MigrationError;
 use crate::slot::SlotId;
 
 /// A boxed error from a foreign crate (a codec, usually).
@@ -219,7 +220,7 @@ pub enum Error {
         version: u32,
         /// Where in the document it failed, and why.
         #[source]
-        source: crate::migrate::MigrationError,
+        source: MigrationError,
     },
 
     /// The save is older than the game, and no chain of steps leads from its version to the

@@ -16,8 +16,8 @@
 //! | pick JSON or MessagePack | [`Codec`] |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
-//! | test your game's saving against crashes and full disks | [`storage::SimFs`] under [`storage::FsStorage`] |
-//! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`Player`], your game as [`replay::Replayable`] ([`replay`]) |
+//! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
+//! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`replay::Player`], your game as [`replay::Replayable`] ([`replay`]) |
 //! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]) |
 //!
 //! ```
@@ -66,6 +66,7 @@
 //! | `json` | yes | [`Codec::Json`] (serde_json) |
 //! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
 //! | `encryption` | yes | [`Key`] and AES-256-GCM sealing (aes-gcm, zeroize, getrandom) |
+//! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //!
 //! # Design
 //!
@@ -122,8 +123,8 @@ pub mod codec;
 #[cfg(feature = "encryption")]
 #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub mod crypto;
-pub mod envelope;
 mod error;
+pub mod format;
 pub mod history;
 mod manager;
 pub mod migrate;
@@ -137,18 +138,20 @@ pub use codec::Codec;
 #[cfg(feature = "encryption")]
 #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub use crypto::Key;
-pub use envelope::Header;
-#[cfg(not(feature = "encryption"))]
-pub use envelope::Key;
 pub use error::{BoxError, Error, Result};
+
+#[cfg(not(feature = "encryption"))]
+pub use format::Key;
+pub use format::Metadata;
 pub use history::History;
 pub use manager::{
     DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
     SaveReport, SaveStatus,
 };
+pub use manager::{SlotInfo, SlotStatus};
 pub use migrate::Migrations;
 pub use originator::Originator;
-pub use replay::{Player, Recorder, ReplayHeader};
+pub use replay::{Recorder, ReplayHeader};
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
 /// relative to the calling crate's `Cargo.toml`. Needs the `json` feature.
@@ -160,8 +163,8 @@ pub use replay::{Player, Recorder, ReplayHeader};
 /// # Ok::<(), savegame::Error>(())
 /// ```
 pub use savegame_macros::embed_migrations;
-pub use slot::{SlotId, SlotInfo, SlotStatus};
-pub use snapshot::{Metadata, Snapshot};
+pub use slot::SlotId;
+pub use snapshot::Snapshot;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

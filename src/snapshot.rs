@@ -14,39 +14,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::codec::{Codec, CodecError};
-use crate::envelope::{self, FileKind, Header, Key, MAX_ID_LEN, Opened, SealParams};
 use crate::error::{Error, Result};
+use crate::format::{self, FileKind, Header, Key, MAX_ID_LEN, Metadata, Opened, SealParams};
 use crate::originator::Originator;
 use crate::slot::SlotId;
-
-/// What a load menu shows about a save, stored in the file's header where it can be read
-/// without decrypting anything.
-///
-/// Keep it small: the whole block (with the thumbnail) is capped at 4 MiB, and every
-/// [`list`](crate::SaveLoadManager::list) reads it for every slot.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Metadata {
-    /// What the menu calls the save ("Level 3", "Before the boss"). At most 65,535 bytes.
-    pub label: String,
-    /// How long the player has played (stored with millisecond precision).
-    pub playtime: Duration,
-    /// The version of the game that wrote the save ("1.4.2"). At most 65,535 bytes.
-    pub app_version: String,
-    /// A small map of the game's own fields (chapter, difficulty, character name).
-    pub user: BTreeMap<String, String>,
-    /// A small image for the menu (PNG or whatever the game uses; the bytes are opaque).
-    pub thumbnail: Option<Vec<u8>>,
-    /// When the save was written. Set by the manager when it saves (any value here is replaced
-    /// by the clock) and filled in when a save is loaded.
-    pub saved_at: Option<SystemTime>,
-}
 
 /// The encoded bytes of one memento: a range of a shared buffer.
 #[derive(Clone)]
@@ -386,7 +363,7 @@ impl Snapshot {
     /// [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`],
     /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`], ...
     pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
-        let opened = envelope::open(bytes, FileKind::Save, key)?;
+        let opened = format::open(bytes, FileKind::Save, key)?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
@@ -441,7 +418,7 @@ impl Snapshot {
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
         let key = match key {
-            Some(key) => Some((key, envelope::random_nonce()?)),
+            Some(key) => Some((key, format::random_nonce()?)),
             None => None,
         };
         let params = SealParams {
@@ -455,7 +432,7 @@ impl Snapshot {
             key,
             delta: sequence.map(|n| (n, self.deleted_ids().collect())),
         };
-        envelope::seal(&params, &self.entries()?)
+        format::seal(&params, &self.entries()?)
     }
 
     /// `(id, encoded memento)` pairs in ascending id order, for writing a file; captured

@@ -268,7 +268,7 @@ fn n_backups_keep_the_n_previous_saves_newest_first() {
     // Primary 5, then 4, 3, 2; seed 1 fell out.
     for (n, generation) in [(1, 4), (2, 3), (3, 2)] {
         let bytes = std::fs::read(backup(tmp.path(), n)).unwrap();
-        let header = savegame::envelope::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+        let header = savegame::format::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
         assert_eq!(header.generation, generation);
     }
     assert!(!backup(tmp.path(), 4).exists());

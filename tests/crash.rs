@@ -327,7 +327,7 @@ fn a_save_after_a_crash_between_the_backup_renames_leaves_no_temp_file() {
         .unwrap();
     assert_eq!(temp_files(&crashed), Vec::<PathBuf>::new());
     let bytes = file(&crashed, &backup).unwrap();
-    let header = savegame::envelope::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+    let header = savegame::format::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
     assert_eq!(header.generation, 2);
     let loaded = manager.load(SLOT).unwrap();
     assert_eq!(

@@ -8,7 +8,7 @@ use common::alloc::Counting;
 use common::game::{Player, World};
 use common::{fix_crc, key};
 use proptest::prelude::*;
-use savegame::envelope::parse_header;
+use savegame::format::parse_header;
 use savegame::storage::MemoryStorage;
 use savegame::{Codec, Error, SaveLoadManager, SlotId};
 
@@ -49,7 +49,7 @@ fn a_file_over_the_size_cap_is_refused_before_it_is_read() {
         .build()
         .unwrap();
     let path = manager.path_of(SLOT);
-    let mut big = Vec::from(savegame::envelope::MAGIC);
+    let mut big = Vec::from(savegame::format::MAGIC);
     big.resize(64 * MIB, 0xEE);
     std::fs::write(&path, &big).unwrap();
     drop(big);
@@ -286,7 +286,7 @@ proptest! {
     /// Random bytes behind a valid magic: never a panic.
     #[test]
     fn random_bytes_never_panic(tail in proptest::collection::vec(any::<u8>(), 0..400)) {
-        let mut bytes = Vec::from(savegame::envelope::MAGIC);
+        let mut bytes = Vec::from(savegame::format::MAGIC);
         bytes.extend_from_slice(&tail);
         let storage = MemoryStorage::new();
         let m = manager(&storage, Codec::MessagePack, true);

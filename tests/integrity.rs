@@ -6,7 +6,7 @@ mod common;
 
 use common::game::{Player, Rng, World};
 use common::{fix_crc, memory_manager};
-use savegame::envelope::{HEADER_LEN, parse_header};
+use savegame::format::{HEADER_LEN, parse_header};
 use savegame::storage::MemoryStorage;
 use savegame::{Error, SaveLoadManager, SlotId};
 

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use common::alloc::Counting;
 use common::game::Player;
 use common::memory_manager;
-use savegame::envelope::parse_header;
+use savegame::format::parse_header;
 use savegame::storage::MemoryStorage;
 use savegame::{Error, Key, SaveLoadManager, SlotId};
 

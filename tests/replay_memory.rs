@@ -16,7 +16,7 @@ use std::sync::Mutex;
 
 use common::alloc::Counting;
 use common::key;
-use savegame::envelope::parse_header;
+use savegame::format::parse_header;
 use savegame::replay::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_LEN, Player, Recorder};
 use savegame::{Codec, Error, Snapshot};
 use sim::{Sim, scripted_input};

@@ -57,8 +57,9 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use savegame::format::Header;
 use savegame::migrate::{Document, Value, from_document, to_document};
-use savegame::{Codec, Header, Metadata, SlotId, Snapshot};
+use savegame::{Codec, Metadata, SlotId, Snapshot};
 use serde::{Deserialize, Serialize};
 
 /// The version of the dump format this tool writes and reads.

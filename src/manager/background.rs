@@ -11,8 +11,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::SaveReport;
-use super::engine::{Engine, lock};
+use super::engine::Engine;
+use super::locks::lock;
+use super::report::SaveReport;
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;

@@ -1,39 +1,35 @@
 //! The manager's shared state and the work it does: full saves, loads with backup fallback,
 //! the load menu. Shared by the game thread and the background worker.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::SystemTime;
 
-use super::journal::{JournalState, journal_name};
-use super::{LoadReport, Loaded, MigrationPlan, SaveReport};
+use super::files::{self, Files};
+use super::journal::{JournalState, Journals, journal_name};
+use super::locks::lock;
+use super::menu::{SlotInfo, SlotStatus};
+use super::report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 use crate::codec::Codec;
-use crate::envelope::{self, FileKind, Header, Key};
 use crate::error::{Error, Result};
+use crate::format::Header;
 use crate::migrate::Migrations;
-use crate::slot::{SlotId, SlotInfo, SlotStatus};
+use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
-use crate::storage::{Storage, backup_name, parse_backup_name, pre_migration_name};
-
-/// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
-/// the metadata.
-pub(super) const HEAD_READ: usize = 4096;
+use crate::storage::{backup_name, parse_backup_name, pre_migration_name};
 
 /// Everything a manager knows and does, shared with its worker thread.
 #[derive(Debug)]
 pub(crate) struct Engine {
-    pub(super) storage: std::sync::Arc<dyn Storage>,
+    /// The storage, the key, the schema version, the size cap, and the checks of files.
+    pub(super) files: Files,
     pub(super) codec: Codec,
-    pub(super) key: Option<Key>,
-    pub(super) allow_unencrypted: bool,
-    pub(super) schema_version: u32,
     pub(super) migrations: Migrations,
     pub(super) backups: u32,
-    pub(super) max_file_size: u64,
     pub(super) autosave_slots: u32,
     pub(super) compact_percent: u32,
     /// What the manager knows of each journal it appended to or read whole.
-    pub(super) journals: Mutex<HashMap<String, JournalState>>,
+    pub(super) journals: Journals,
     /// Held while an autosave picks its slot and writes it, so two autosaves never pick the same.
     pub(super) autosave_lock: Mutex<()>,
 }
@@ -72,15 +68,11 @@ struct Previous {
     older: Option<(u32, Vec<u8>)>,
 }
 
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl Engine {
     /// A full save, taking the slot's lock.
     pub(super) fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
         let name = slot.file_name();
-        let _lock = self.storage.lock(&name)?;
+        let _lock = self.files.storage.lock(&name)?;
         self.save_locked(slot, snapshot)
     }
 
@@ -93,48 +85,43 @@ impl Engine {
         // leftover journal was written for.
         let generation = previous
             .generation
-            .max(self.journal_generation(&journal))
+            .max(self.journals.generation(&self.files, &journal))
             .saturating_add(1);
-        let bytes = snapshot.seal_file(slot, self.schema_version, generation, self.key.as_ref())?;
-        let header = envelope::parse_header(&bytes, None)?;
-        let path = self.storage.locate(&name);
-        if bytes.len() as u64 > self.max_file_size {
+        let bytes = snapshot.seal_file(
+            slot,
+            self.files.schema_version,
+            generation,
+            self.files.key.as_ref(),
+        )?;
+        let header = crate::format::parse_header(&bytes, None)?;
+        let path = self.files.storage.locate(&name);
+        if bytes.len() as u64 > self.files.max_file_size {
             return Err(Error::TooLarge {
                 path,
                 size: bytes.len() as u64,
-                limit: self.max_file_size,
+                limit: self.files.max_file_size,
             });
         }
         if let Some((version, old)) = &previous.older {
             // The last file at an older schema version is kept as it was, before anything
             // replaces it.
-            self.storage
+            self.files
+                .storage
                 .write(&pre_migration_name(&name, *version), old, 0)?;
         }
         let keep = if previous.sound { self.backups } else { 0 };
-        self.storage.write(&name, &bytes, keep)?;
+        self.files.storage.write(&name, &bytes, keep)?;
         // The new base holds everything: its old journal is obsolete. Should removing it fail,
         // its deltas name the old generation and are ignored, and replaced by the next
         // incremental save.
-        lock(&self.journals).remove(&journal);
-        let _ = self.storage.remove(&journal);
+        self.journals.forget(&journal);
+        let _ = self.files.storage.remove(&journal);
         Ok(SaveReport {
             slot,
             path,
             bytes: bytes.len() as u64,
             generation,
             saved_at: header.saved_at,
-        })
-    }
-
-    /// Checks the whole stored file `name`, `len` bytes long, against its CRC32, a piece at a
-    /// time (it is never held in memory whole).
-    pub(super) fn check_stored(&self, name: &str, len: u64) -> Result<()> {
-        envelope::check_crc_in_pieces(len, |offset, n| {
-            match self.storage.read_at(name, offset, n)? {
-                Some(piece) if piece.file_len == len => Ok(piece.bytes),
-                _ => Err(Error::malformed("the file changed while it was checked")),
-            }
         })
     }
 
@@ -151,8 +138,8 @@ impl Engine {
         };
         // A header that does not parse (a flipped bit in its version field, say) is judged by
         // the whole file below, whose CRC is checked before its version is trusted.
-        if let Ok(Some((header, len))) = self.read_header(name)
-            && header.schema_version == self.schema_version
+        if let Ok(Some((header, len))) = self.files.read_header(name)
+            && header.schema_version == self.files.schema_version
         {
             let sound = Previous {
                 generation: header.generation,
@@ -163,27 +150,27 @@ impl Engine {
                 // Nothing is kept: the generation is all that is needed.
                 return Ok(sound);
             }
-            return match self.check_stored(name, len) {
+            return match self.files.check_stored(name, len) {
                 Ok(()) => Ok(sound),
                 Err(e) if e.is_corruption() => Ok(damaged()),
                 Err(e) => Err(e),
             };
         }
-        let bytes = match self.storage.read(name, self.max_file_size) {
+        let bytes = match self.files.storage.read(name, self.files.max_file_size) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(damaged()),
             Err(e) if e.is_corruption() => return Ok(damaged()),
             Err(e) => return Err(e),
         };
-        match check_sound(&bytes) {
+        match files::check_sound(&bytes) {
             Ok(header) => {
-                if header.schema_version > self.schema_version {
+                if header.schema_version > self.files.schema_version {
                     return Err(Error::NewerSchema {
                         found: header.schema_version,
-                        supported: self.schema_version,
+                        supported: self.files.schema_version,
                     });
                 }
-                let older = (header.schema_version < self.schema_version)
+                let older = (header.schema_version < self.files.schema_version)
                     .then_some((header.schema_version, bytes));
                 Ok(Previous {
                     generation: header.generation,
@@ -199,7 +186,8 @@ impl Engine {
     /// The generation in the newest backup's header, or 0: keeps generations increasing when
     /// the primary is missing or damaged.
     fn backup_generation(&self, name: &str) -> u64 {
-        self.read_header(&backup_name(name, 1))
+        self.files
+            .read_header(&backup_name(name, 1))
             .ok()
             .flatten()
             .map_or(0, |(h, _)| h.generation)
@@ -223,13 +211,13 @@ impl Engine {
             }
             let base = &loaded.report.header;
             let read = Stamp::of(base, base.sections().crc.end);
-            if let Ok(Some((now, len))) = self.read_header(&name)
+            if let Ok(Some((now, len))) = self.files.read_header(&name)
                 && Stamp::of(&now, len) == read
             {
                 return Ok(loaded);
             }
         }
-        let _lock = self.storage.lock(&name)?;
+        let _lock = self.files.storage.lock(&name)?;
         self.load_unlocked(slot)
     }
 
@@ -246,7 +234,7 @@ impl Engine {
         let mut primary_problem: Option<Error> = None;
         let mut damaged = 0;
         for (file, backup) in candidates {
-            let bytes = match self.storage.read(&file, self.max_file_size) {
+            let bytes = match self.files.storage.read(&file, self.files.max_file_size) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => continue,
                 Err(e) if e.is_corruption() || matches!(e, Error::Io { .. }) => {
@@ -256,10 +244,15 @@ impl Engine {
                 }
                 Err(e) => return Err(e),
             };
-            match self.open_base(slot, bytes) {
+            match self.files.open_base(slot, bytes) {
                 Ok((mut snapshot, header)) => {
-                    let (deltas, journal_problem) =
-                        self.apply_journal(slot, &journal_name(&name), &header, &mut snapshot)?;
+                    let (deltas, journal_problem) = self.journals.apply(
+                        &self.files,
+                        slot,
+                        &journal_name(&name),
+                        &header,
+                        &mut snapshot,
+                    )?;
                     let snapshot = self.migrate(snapshot, header.schema_version)?;
                     let missing = backup.is_some() && primary_problem.is_none();
                     let problem = primary_problem.map(|e| e.to_string());
@@ -267,14 +260,14 @@ impl Engine {
                         snapshot,
                         report: LoadReport {
                             slot,
-                            path: self.storage.locate(&file),
+                            path: self.files.storage.locate(&file),
                             recovered_from_backup: backup,
                             primary_problem: if missing {
                                 Some("the primary file is missing".into())
                             } else {
                                 problem
                             },
-                            migrated_from: (header.schema_version < self.schema_version)
+                            migrated_from: (header.schema_version < self.files.schema_version)
                                 .then_some(header.schema_version),
                             deltas,
                             journal_problem,
@@ -300,52 +293,19 @@ impl Engine {
         }
     }
 
-    /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).
-    fn open_base(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
-        let opened = envelope::open(bytes, FileKind::Save, self.key.as_ref())?;
-        let header = opened.header.clone();
-        self.check_file(slot, &header)?;
-        Ok((Snapshot::from_opened(opened), header))
-    }
-
-    /// The checks every file of a slot must pass once opened.
-    pub(super) fn check_file(&self, slot: SlotId, header: &Header) -> Result<()> {
-        self.check_encryption(header)?;
-        if header.slot != slot {
-            return Err(Error::SlotMismatch {
-                expected: slot,
-                found: header.slot,
-            });
-        }
-        if header.schema_version > self.schema_version {
-            return Err(Error::NewerSchema {
-                found: header.schema_version,
-                supported: self.schema_version,
-            });
-        }
-        Ok(())
-    }
-
     /// Brings a snapshot at schema version `from` up to the game's.
     fn migrate(&self, snapshot: Snapshot, from: u32) -> Result<Snapshot> {
-        if from == self.schema_version {
+        if from == self.files.schema_version {
             return Ok(snapshot);
         }
         self.migrations
-            .migrate_snapshot(&snapshot, from, self.schema_version)
-    }
-
-    /// Refuses a plain save when the manager has a key (unless allowed).
-    fn check_encryption(&self, header: &Header) -> Result<()> {
-        if self.key.is_some() && !header.encrypted && !self.allow_unencrypted {
-            return Err(Error::NotEncrypted);
-        }
-        Ok(())
+            .migrate_snapshot(&snapshot, from, self.files.schema_version)
     }
 
     /// Indices of the backups of `name` present in the storage, ascending.
     fn backups_of(&self, name: &str) -> Result<Vec<u32>> {
         let mut found: Vec<u32> = self
+            .files
             .storage
             .list()?
             .iter()
@@ -358,37 +318,6 @@ impl Engine {
         Ok(found)
     }
 
-    /// Reads and parses the header of `file`: `None` when it does not exist.
-    pub(super) fn read_header(&self, file: &str) -> Result<Option<(Header, u64)>> {
-        self.read_header_at(file, 0, true)
-    }
-
-    /// Reads and parses the header of the file, or of the journal record at `offset` of it:
-    /// `(header, file length)`. With `whole_file`, the header's lengths must add up to the
-    /// file's.
-    pub(super) fn read_header_at(
-        &self,
-        file: &str,
-        offset: u64,
-        whole_file: bool,
-    ) -> Result<Option<(Header, u64)>> {
-        let Some(head) = self.storage.read_at(file, offset, HEAD_READ)? else {
-            return Ok(None);
-        };
-        let needed = envelope::header_len(&head.bytes)?;
-        let head = if needed > head.bytes.len() && (needed as u64) <= head.file_len {
-            match self.storage.read_at(file, offset, needed)? {
-                Some(head) => head,
-                None => return Ok(None),
-            }
-        } else {
-            head
-        };
-        let file_len = whole_file.then_some(head.file_len);
-        let header = envelope::parse_header(&head.bytes, file_len)?;
-        Ok(Some((header, head.file_len)))
-    }
-
     /// Every slot with a file, for a load menu.
     pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
         #[derive(Default)]
@@ -398,7 +327,7 @@ impl Engine {
             journal: bool,
         }
         let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
-        for file in self.storage.list()? {
+        for file in self.files.storage.list()? {
             if let Some(slot) = SlotId::from_file_name(&file.name) {
                 slots.entry(slot).or_default().primary = true;
             } else if let Some(slot) =
@@ -424,11 +353,15 @@ impl Engine {
     pub(super) fn info(&self, slot: SlotId) -> Result<SlotInfo> {
         let name = slot.file_name();
         let backups = self.backups_of(&name)?.len() as u32;
-        let has_primary = self.storage.read_head(&name, 0)?.is_some();
+        let has_primary = self.files.storage.read_head(&name, 0)?.is_some();
         if !has_primary && backups == 0 {
             return Err(Error::SlotEmpty { slot });
         }
-        let has_journal = self.storage.read_head(&journal_name(&name), 0)?.is_some();
+        let has_journal = self
+            .files
+            .storage
+            .read_head(&journal_name(&name), 0)?
+            .is_some();
         Ok(self.slot_info(slot, has_primary, backups, has_journal))
     }
 
@@ -448,7 +381,7 @@ impl Engine {
                 "the primary file is missing ({backups} backup(s) remain)"
             ));
         }
-        let (header, file_size) = match self.read_header(&slot.file_name()) {
+        let (header, file_size) = match self.files.read_header(&slot.file_name()) {
             Ok(Some(found)) => found,
             Ok(None) => return unreadable("the primary file vanished while listing".into()),
             Err(e) => return unreadable(e.to_string()),
@@ -457,14 +390,14 @@ impl Engine {
             SlotStatus::Unreadable {
                 reason: format!("the file belongs to slot {}", header.slot),
             }
-        } else if header.schema_version > self.schema_version {
+        } else if header.schema_version > self.files.schema_version {
             SlotStatus::NewerSchema {
                 found: header.schema_version,
-                supported: self.schema_version,
+                supported: self.files.schema_version,
             }
-        } else if header.encrypted && self.key.is_none() {
+        } else if header.encrypted && self.files.key.is_none() {
             SlotStatus::NeedsKey
-        } else if let Err(e) = self.check_encryption(&header) {
+        } else if let Err(e) = self.files.check_encryption(&header) {
             SlotStatus::Unreadable {
                 reason: e.to_string(),
             }
@@ -472,7 +405,11 @@ impl Engine {
             SlotStatus::Ready
         };
         let summary = if journal {
-            self.journal_summary(&journal_name(&slot.file_name()), header.generation)
+            self.journals.summary(
+                &self.files,
+                &journal_name(&slot.file_name()),
+                header.generation,
+            )
         } else {
             Default::default()
         };
@@ -491,50 +428,54 @@ impl Engine {
     /// What loading `slot` would migrate.
     pub(super) fn plan_migration(&self, slot: SlotId) -> Result<MigrationPlan> {
         let (header, _) = self
+            .files
             .read_header(&slot.file_name())?
             .ok_or(Error::SlotEmpty { slot })?;
         let from = header.schema_version;
-        if from > self.schema_version {
+        if from > self.files.schema_version {
             return Err(Error::NewerSchema {
                 found: from,
-                supported: self.schema_version,
+                supported: self.files.schema_version,
             });
         }
         Ok(MigrationPlan {
             slot,
             from,
-            to: self.schema_version,
-            steps: self.migrations.plan(from, self.schema_version)?,
+            to: self.files.schema_version,
+            steps: self.migrations.plan(from, self.files.schema_version)?,
         })
     }
 
     /// Is there anything in `slot`?
     pub(super) fn exists(&self, slot: SlotId) -> Result<bool> {
         let name = slot.file_name();
-        Ok(self.storage.read_head(&name, 0)?.is_some() || !self.backups_of(&name)?.is_empty())
+        Ok(
+            self.files.storage.read_head(&name, 0)?.is_some()
+                || !self.backups_of(&name)?.is_empty(),
+        )
     }
 
     /// Deletes every file of `slot`.
     pub(super) fn delete(&self, slot: SlotId) -> Result<bool> {
         let name = slot.file_name();
-        let _lock = self.storage.lock(&name)?;
+        let _lock = self.files.storage.lock(&name)?;
         let mut any = false;
         for i in self.backups_of(&name)? {
-            self.storage.remove(&backup_name(&name, i))?;
+            self.files.storage.remove(&backup_name(&name, i))?;
             any = true;
         }
         let prefix = format!("{name}.v");
         let journal = journal_name(&name);
-        for file in self.storage.list()? {
+        for file in self.files.storage.list()? {
             let kept = file.name.starts_with(&prefix) && file.name.ends_with(".bak");
             if kept || file.name == journal {
-                self.storage.remove(&file.name)?;
+                self.files.storage.remove(&file.name)?;
                 any = true;
             }
         }
-        lock(&self.journals).remove(&journal);
-        if self.storage.read_head(&name, 0)?.is_some() {
-            self.storage.remove(&name)?;
+        self.journals.forget(&journal);
+        if self.files.storage.read_head(&name, 0)?.is_some() {
+            self.files.storage.remove(&name)?;
             any = true;
         }
         Ok(any)
@@ -554,11 +495,11 @@ impl Engine {
         let mut newer = None;
         for n in 1..=self.autosave_slots {
             let slot = SlotId::Autosave(n);
-            let saved_at = match self.read_header(&slot.file_name()) {
+            let saved_at = match self.files.read_header(&slot.file_name()) {
                 Ok(None) => return Ok(slot),
                 // A damaged autosave is the first to be reused.
                 Err(_) => SystemTime::UNIX_EPOCH,
-                Ok(Some((header, _))) if header.schema_version > self.schema_version => {
+                Ok(Some((header, _))) if header.schema_version > self.files.schema_version => {
                     newer.get_or_insert(header.schema_version);
                     continue;
                 }
@@ -572,17 +513,124 @@ impl Engine {
             (Some((_, slot)), _) => Ok(slot),
             (None, Some(found)) => Err(Error::NewerSchema {
                 found,
-                supported: self.schema_version,
+                supported: self.files.schema_version,
             }),
             (None, None) => Err(Error::Config {
                 reason: "there are no autosave slots".into(),
             }),
         }
     }
-}
 
-/// Checks a whole file's magic, CRC and header, without decrypting it.
-fn check_sound(bytes: &[u8]) -> Result<Header> {
-    envelope::check_crc(bytes)?;
-    envelope::parse_header(bytes, Some(bytes.len() as u64))
+    /// Appends `changes` to the slot's journal, then compacts when the journal has grown past
+    /// its share of the base.
+    pub(super) fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
+        let name = slot.file_name();
+        let journal = journal_name(&name);
+        let _lock = self.files.storage.lock(&name)?;
+        let (base, base_len) = self.checked_base(slot, &name)?;
+        let state = self.journals.state(&self.files, slot, &journal, &base)?;
+        let record = changes.seal_delta(
+            slot,
+            self.files.schema_version,
+            base.generation,
+            state.next_sequence,
+            self.files.key.as_ref(),
+        )?;
+        let journal_len = state.len + record.len() as u64;
+        if journal_len > self.files.max_file_size {
+            return Err(Error::TooLarge {
+                path: self.files.storage.locate(&journal),
+                size: journal_len,
+                limit: self.files.max_file_size,
+            });
+        }
+        // Until the append is known to have completed, the journal's end is unknown.
+        self.journals.forget(&journal);
+        self.files.storage.append(&journal, &record)?;
+        self.journals.appended(
+            &journal,
+            JournalState {
+                base_generation: base.generation,
+                len: journal_len,
+                next_sequence: state.next_sequence + 1,
+            },
+        );
+        let mut report = DeltaReport {
+            slot,
+            sequence: state.next_sequence,
+            bytes: record.len() as u64,
+            journal_bytes: journal_len,
+            compacted: None,
+            compaction_error: None,
+        };
+        if journal_len.saturating_mul(100)
+            > base_len.saturating_mul(u64::from(self.compact_percent))
+        {
+            match self.compact_locked(slot) {
+                Ok(saved) => report.compacted = Some(saved),
+                Err(e) => report.compaction_error = Some(e),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Merges the slot's base and deltas into a new base, with the slot's lock taken.
+    pub(super) fn compact(&self, slot: SlotId) -> Result<SaveReport> {
+        let _lock = self.files.storage.lock(&slot.file_name())?;
+        self.compact_locked(slot)
+    }
+
+    /// A compaction with the slot's lock held. It refuses a slot whose base is damaged: the
+    /// base it would merge is a backup, older than the deltas, and a new base written from it
+    /// would roll the slot back and drop them for good.
+    fn compact_locked(&self, slot: SlotId) -> Result<SaveReport> {
+        let loaded = self.load_unlocked(slot)?;
+        if let Some(backup) = loaded.report.recovered_from_backup {
+            let problem = loaded.report.primary_problem.unwrap_or_default();
+            return Err(Error::FullSaveNeeded {
+                slot,
+                reason: format!(
+                    "its save is damaged ({problem}); compacting would roll it back to backup \
+                     {backup}"
+                ),
+            });
+        }
+        self.save_locked(slot, &loaded.snapshot)
+    }
+
+    /// The slot's base, checked in full: deltas may only be appended to a sound base at the
+    /// current schema version.
+    fn checked_base(&self, slot: SlotId, name: &str) -> Result<(Header, u64)> {
+        let full_save = |reason: String| Error::FullSaveNeeded { slot, reason };
+        let (header, len) = match self.files.read_header(name) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Err(Error::SlotEmpty { slot }),
+            Err(e) => return Err(full_save(format!("its save is damaged ({e})"))),
+        };
+        if header.schema_version > self.files.schema_version {
+            return Err(Error::NewerSchema {
+                found: header.schema_version,
+                supported: self.files.schema_version,
+            });
+        }
+        if header.schema_version < self.files.schema_version {
+            return Err(full_save(format!(
+                "its save is at schema version {}, older than the game's {}",
+                header.schema_version, self.files.schema_version
+            )));
+        }
+        if header.slot != slot {
+            return Err(Error::SlotMismatch {
+                expected: slot,
+                found: header.slot,
+            });
+        }
+        // Checked in full every time, a piece at a time: a delta on a base damaged since it was
+        // written would be dropped by the next load, which falls back to a backup.
+        self.files.check_stored(name, len).map_err(|e| match e {
+            e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
+            e => e,
+        })?;
+        Ok((header, len))
+    }
 }

@@ -10,10 +10,13 @@
 //! incremental save drops such a tail before it appends. A full save writes a new base and
 //! removes the journal.
 
-use super::engine::{Engine, lock};
-use super::{DeltaReport, SaveReport};
-use crate::envelope::{self, FileKind, Header};
-use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::files::Files;
+use super::locks::lock;
+use crate::error::Result;
+use crate::format::{self, FileKind, Header};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 
@@ -25,9 +28,12 @@ pub(super) fn journal_name(name: &str) -> String {
 /// What the manager knows of a journal it appended to or read whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct JournalState {
-    base_generation: u64,
-    len: u64,
-    next_sequence: u64,
+    /// The generation of the base its deltas are for.
+    pub(super) base_generation: u64,
+    /// Where it ends.
+    pub(super) len: u64,
+    /// The sequence number of the next delta.
+    pub(super) next_sequence: u64,
 }
 
 /// What a load menu shows of a journal, from record headers alone.
@@ -46,144 +52,54 @@ struct Scan {
     problem: Option<String>,
 }
 
-impl Engine {
-    /// Appends `changes` to the slot's journal, then compacts when the journal has grown past
-    /// its share of the base.
-    pub(super) fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
-        let name = slot.file_name();
-        let journal = journal_name(&name);
-        let _lock = self.storage.lock(&name)?;
-        let (base, base_len) = self.checked_base(slot, &name)?;
-        let state = self.journal_state(slot, &journal, &base)?;
-        let record = changes.seal_delta(
-            slot,
-            self.schema_version,
-            base.generation,
-            state.next_sequence,
-            self.key.as_ref(),
-        )?;
-        let journal_len = state.len + record.len() as u64;
-        if journal_len > self.max_file_size {
-            return Err(Error::TooLarge {
-                path: self.storage.locate(&journal),
-                size: journal_len,
-                limit: self.max_file_size,
-            });
-        }
-        // Until the append is known to have completed, the journal's end is unknown.
-        lock(&self.journals).remove(&journal);
-        self.storage.append(&journal, &record)?;
-        lock(&self.journals).insert(
-            journal,
-            JournalState {
-                base_generation: base.generation,
-                len: journal_len,
-                next_sequence: state.next_sequence + 1,
-            },
-        );
-        let mut report = DeltaReport {
-            slot,
-            sequence: state.next_sequence,
-            bytes: record.len() as u64,
-            journal_bytes: journal_len,
-            compacted: None,
-            compaction_error: None,
-        };
-        if journal_len.saturating_mul(100)
-            > base_len.saturating_mul(u64::from(self.compact_percent))
-        {
-            match self.compact_locked(slot) {
-                Ok(saved) => report.compacted = Some(saved),
-                Err(e) => report.compaction_error = Some(e),
-            }
-        }
-        Ok(report)
+/// The journals a manager appended to or read whole: where each ends, for which base.
+#[derive(Debug, Default)]
+pub(crate) struct Journals {
+    known: Mutex<HashMap<String, JournalState>>,
+}
+
+impl Journals {
+    /// Forgets what is known of `journal`: its end is unknown until it is read again.
+    pub(super) fn forget(&self, journal: &str) {
+        lock(&self.known).remove(journal);
     }
 
-    /// Merges the slot's base and deltas into a new base, with the slot's lock taken.
-    pub(super) fn compact(&self, slot: SlotId) -> Result<SaveReport> {
-        let _lock = self.storage.lock(&slot.file_name())?;
-        self.compact_locked(slot)
-    }
-
-    /// A compaction with the slot's lock held. It refuses a slot whose base is damaged: the
-    /// base it would merge is a backup, older than the deltas, and a new base written from it
-    /// would roll the slot back and drop them for good.
-    fn compact_locked(&self, slot: SlotId) -> Result<SaveReport> {
-        let loaded = self.load_unlocked(slot)?;
-        if let Some(backup) = loaded.report.recovered_from_backup {
-            let problem = loaded.report.primary_problem.unwrap_or_default();
-            return Err(Error::FullSaveNeeded {
-                slot,
-                reason: format!(
-                    "its save is damaged ({problem}); compacting would roll it back to backup \
-                     {backup}"
-                ),
-            });
-        }
-        self.save_locked(slot, &loaded.snapshot)
-    }
-
-    /// The slot's base, checked in full: deltas may only be appended to a sound base at the
-    /// current schema version.
-    fn checked_base(&self, slot: SlotId, name: &str) -> Result<(Header, u64)> {
-        let full_save = |reason: String| Error::FullSaveNeeded { slot, reason };
-        let (header, len) = match self.read_header(name) {
-            Ok(Some(found)) => found,
-            Ok(None) => return Err(Error::SlotEmpty { slot }),
-            Err(e) => return Err(full_save(format!("its save is damaged ({e})"))),
-        };
-        if header.schema_version > self.schema_version {
-            return Err(Error::NewerSchema {
-                found: header.schema_version,
-                supported: self.schema_version,
-            });
-        }
-        if header.schema_version < self.schema_version {
-            return Err(full_save(format!(
-                "its save is at schema version {}, older than the game's {}",
-                header.schema_version, self.schema_version
-            )));
-        }
-        if header.slot != slot {
-            return Err(Error::SlotMismatch {
-                expected: slot,
-                found: header.slot,
-            });
-        }
-        // Checked in full every time, a piece at a time: a delta on a base damaged since it was
-        // written would be dropped by the next load, which falls back to a backup.
-        self.check_stored(name, len).map_err(|e| match e {
-            e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
-            e => e,
-        })?;
-        Ok((header, len))
+    /// Records that `journal` now ends at `len` with deltas for `base_generation`, the next
+    /// one numbered `next_sequence`.
+    pub(super) fn appended(&self, journal: &str, state: JournalState) {
+        lock(&self.known).insert(journal.to_owned(), state);
     }
 
     /// Where the journal ends and which sequence number comes next; a torn, damaged or stale
     /// tail is dropped first (crash-safely: the journal is rewritten without it).
-    fn journal_state(&self, slot: SlotId, journal: &str, base: &Header) -> Result<JournalState> {
-        let on_disk = self
+    pub(super) fn state(
+        &self,
+        files: &Files,
+        slot: SlotId,
+        journal: &str,
+        base: &Header,
+    ) -> Result<JournalState> {
+        let on_disk = files
             .storage
             .read_head(journal, 0)?
             .map_or(0, |h| h.file_len);
-        let known = lock(&self.journals).get(journal).copied();
+        let known = lock(&self.known).get(journal).copied();
         if let Some(state) = known
             && state.base_generation == base.generation
             && state.len == on_disk
         {
             return Ok(state);
         }
-        let bytes = self
+        let bytes = files
             .storage
-            .read(journal, self.max_file_size)?
+            .read(journal, files.max_file_size)?
             .unwrap_or_default();
-        let scan = self.scan(slot, &bytes, base);
+        let scan = self.scan(files, slot, &bytes, base);
         if scan.valid_len < bytes.len() {
             if scan.valid_len == 0 {
-                self.storage.remove(journal)?;
+                files.storage.remove(journal)?;
             } else {
-                self.storage.write(journal, &bytes[..scan.valid_len], 0)?;
+                files.storage.write(journal, &bytes[..scan.valid_len], 0)?;
             }
         }
         Ok(JournalState {
@@ -195,23 +111,24 @@ impl Engine {
 
     /// Applies the journal's deltas that fit `base` to `snapshot`: how many, and why it
     /// stopped early, if it did.
-    pub(super) fn apply_journal(
+    pub(super) fn apply(
         &self,
+        files: &Files,
         slot: SlotId,
         journal: &str,
         base: &Header,
         snapshot: &mut Snapshot,
     ) -> Result<(u32, Option<String>)> {
-        let bytes = match self.storage.read(journal, self.max_file_size) {
+        let bytes = match files.storage.read(journal, files.max_file_size) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok((0, None)),
             Err(e) if e.is_corruption() => return Ok((0, Some(e.to_string()))),
             Err(e) => return Err(e),
         };
-        let scan = self.scan(slot, &bytes, base);
+        let scan = self.scan(files, slot, &bytes, base);
         let count = scan.records.len();
         if scan.valid_len == bytes.len() {
-            lock(&self.journals).insert(
+            lock(&self.known).insert(
                 journal.to_owned(),
                 JournalState {
                     base_generation: base.generation,
@@ -227,12 +144,12 @@ impl Engine {
     }
 
     /// Reads a journal's records, in order, as far as they fit `base`.
-    fn scan(&self, slot: SlotId, bytes: &[u8], base: &Header) -> Scan {
+    fn scan(&self, files: &Files, slot: SlotId, bytes: &[u8], base: &Header) -> Scan {
         let mut scan = Scan::default();
         while scan.valid_len < bytes.len() {
             let offset = scan.valid_len;
             let rest = &bytes[offset..];
-            let len = match envelope::record_len(rest) {
+            let len = match format::record_len(rest) {
                 Ok(Some(len)) => len,
                 Ok(None) => {
                     scan.problem = Some(format!(
@@ -247,7 +164,7 @@ impl Engine {
             };
             let number = scan.records.len() as u64 + 1;
             let opened =
-                match envelope::open(rest[..len].to_vec(), FileKind::Delta, self.key.as_ref()) {
+                match format::open(rest[..len].to_vec(), FileKind::Delta, files.key.as_ref()) {
                     Ok(opened) => opened,
                     Err(e) => {
                         scan.problem = Some(format!("delta {number} is damaged: {e}"));
@@ -272,7 +189,8 @@ impl Engine {
                     opened.sequence
                 ))
             } else {
-                self.check_file(slot, header)
+                files
+                    .check_file(slot, header)
                     .err()
                     .map(|e| format!("delta {number}: {e}"))
             };
@@ -287,8 +205,9 @@ impl Engine {
     }
 
     /// The base generation a leftover journal was written for (0 if none or unreadable).
-    pub(super) fn journal_generation(&self, journal: &str) -> u64 {
-        self.read_header_at(journal, 0, false)
+    pub(super) fn generation(&self, files: &Files, journal: &str) -> u64 {
+        files
+            .read_header_at(journal, 0, false)
             .ok()
             .flatten()
             .map_or(0, |(h, _)| h.generation)
@@ -296,15 +215,15 @@ impl Engine {
 
     /// How many deltas for `base_generation` the journal holds, and the newest one's header,
     /// from record headers alone.
-    pub(super) fn journal_summary(&self, journal: &str, base_generation: u64) -> Summary {
+    pub(super) fn summary(&self, files: &Files, journal: &str, base_generation: u64) -> Summary {
         let mut summary = Summary::default();
-        let Ok(Some(head)) = self.storage.read_head(journal, 0) else {
+        let Ok(Some(head)) = files.storage.read_head(journal, 0) else {
             return summary;
         };
         summary.len = head.file_len;
         let mut offset = 0u64;
         while offset < summary.len {
-            let Ok(Some((header, _))) = self.read_header_at(journal, offset, false) else {
+            let Ok(Some((header, _))) = files.read_header_at(journal, offset, false) else {
                 break;
             };
             let end = offset.saturating_add(header.sections().crc.end);

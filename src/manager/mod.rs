@@ -3,21 +3,28 @@
 
 mod background;
 mod engine;
+mod files;
 mod journal;
+mod locks;
+mod menu;
+mod report;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 pub use background::{SaveHandle, SaveStatus};
 use background::{Target, Worker};
 use engine::Engine;
+use files::Files;
+use journal::Journals;
+pub use menu::{SlotInfo, SlotStatus};
+pub use report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 
 use crate::codec::Codec;
-use crate::envelope::{Header, Key};
 use crate::error::{Error, Result};
-use crate::migrate::{Migrations, StepInfo};
-use crate::slot::{SlotId, SlotInfo};
+use crate::format::Key;
+use crate::migrate::Migrations;
+use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 use crate::storage::{FsStorage, Storage};
 
@@ -197,109 +204,24 @@ impl ManagerBuilder {
         };
         Ok(SaveLoadManager {
             engine: Arc::new(Engine {
-                storage,
+                files: Files {
+                    storage,
+                    key: self.key,
+                    allow_unencrypted: self.allow_unencrypted,
+                    schema_version: self.schema_version,
+                    max_file_size: self.max_file_size,
+                },
                 codec: self.codec,
-                key: self.key,
-                allow_unencrypted: self.allow_unencrypted,
-                schema_version: self.schema_version,
                 migrations: self.migrations,
                 backups: self.backups,
-                max_file_size: self.max_file_size,
                 autosave_slots: self.autosave_slots,
                 compact_percent: self.compact_percent,
-                journals: Mutex::default(),
+                journals: Journals::default(),
                 autosave_lock: Mutex::default(),
             }),
             worker: Worker::new(),
         })
     }
-}
-
-/// What [`SaveLoadManager::save`] wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SaveReport {
-    /// The slot.
-    pub slot: SlotId,
-    /// Where the file is.
-    pub path: PathBuf,
-    /// The file's size in bytes.
-    pub bytes: u64,
-    /// The slot's save counter after this save.
-    pub generation: u64,
-    /// The time stamped into the file.
-    pub saved_at: SystemTime,
-}
-
-/// Where a loaded save came from.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct LoadReport {
-    /// The slot.
-    pub slot: SlotId,
-    /// The file that was loaded.
-    pub path: PathBuf,
-    /// `Some(n)` when the primary file was missing or damaged and backup `n` was loaded
-    /// instead (1 is the newest backup). A game should tell the player.
-    pub recovered_from_backup: Option<u32>,
-    /// Why the primary file could not be used, when a backup was loaded.
-    pub primary_problem: Option<String>,
-    /// `Some(v)` when the save was at schema version `v`, older than the game's, and was
-    /// migrated on load. It is written back at the current version by the next save, which
-    /// first keeps the old file as `<slot file>.v<v>.bak`.
-    pub migrated_from: Option<u32>,
-    /// How many incremental saves (deltas from the slot's journal) were applied on top of the
-    /// base file.
-    pub deltas: u32,
-    /// Why the journal's deltas stopped before its end, when they did: a torn delta left by a
-    /// crash (dropped), a damaged one, or deltas written for another base (for example when the
-    /// base was recovered from a backup).
-    pub journal_problem: Option<String>,
-    /// The loaded file's header.
-    pub header: Header,
-}
-
-/// What [`SaveLoadManager::plan_migration`] found: which steps loading a slot would run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct MigrationPlan {
-    /// The slot.
-    pub slot: SlotId,
-    /// The save's schema version.
-    pub from: u32,
-    /// The game's schema version.
-    pub to: u32,
-    /// The steps, in order (empty when the save is current).
-    pub steps: Vec<StepInfo>,
-}
-
-/// What [`SaveLoadManager::save_incremental`] wrote.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct DeltaReport {
-    /// The slot.
-    pub slot: SlotId,
-    /// The delta's number since its base (1 for the first).
-    pub sequence: u64,
-    /// The delta's size in bytes.
-    pub bytes: u64,
-    /// The journal's size after the append.
-    pub journal_bytes: u64,
-    /// The new base, when the journal outgrew its share of the base and was compacted.
-    pub compacted: Option<SaveReport>,
-    /// Why compaction failed, when it did. The delta itself is on disk either way; compaction
-    /// is tried again after the next incremental save.
-    pub compaction_error: Option<Error>,
-}
-
-/// A loaded save: the snapshot and where it came from.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Loaded {
-    /// The mementos and metadata.
-    pub snapshot: Snapshot,
-    /// Which file, and whether it was a backup.
-    pub report: LoadReport,
 }
 
 /// The caretaker: saves [`Snapshot`]s to slots, loads them back, lists slots for a load menu.
@@ -373,19 +295,19 @@ impl SaveLoadManager {
     /// The storage the manager writes to.
     #[must_use]
     pub fn storage(&self) -> &dyn Storage {
-        self.engine.storage.as_ref()
+        self.engine.files.storage.as_ref()
     }
 
     /// The game's current schema version.
     #[must_use]
     pub fn schema_version(&self) -> u32 {
-        self.engine.schema_version
+        self.engine.files.schema_version
     }
 
     /// Where the primary file of `slot` is (or would be).
     #[must_use]
     pub fn path_of(&self, slot: SlotId) -> PathBuf {
-        self.engine.storage.locate(&slot.file_name())
+        self.engine.files.storage.locate(&slot.file_name())
     }
 
     /// A replay [`Recorder`](crate::replay::Recorder) set up like this manager: its codec, its
@@ -394,8 +316,8 @@ impl SaveLoadManager {
     pub fn recorder(&self) -> crate::replay::RecorderBuilder {
         crate::replay::Recorder::builder()
             .codec(self.engine.codec)
-            .schema_version(self.engine.schema_version)
-            .maybe_key(self.engine.key.clone())
+            .schema_version(self.engine.files.schema_version)
+            .maybe_key(self.engine.files.key.clone())
     }
 
     /// A replay [`Player`](crate::replay::Player) set up like this manager: its key (and
@@ -403,9 +325,9 @@ impl SaveLoadManager {
     /// recorded by older versions of the game migrate as saves do.
     pub fn replay_player(&self) -> crate::replay::PlayerBuilder {
         crate::replay::Player::builder()
-            .maybe_key(self.engine.key.clone())
-            .allow_unencrypted(self.engine.allow_unencrypted)
-            .schema_version(self.engine.schema_version)
+            .maybe_key(self.engine.files.key.clone())
+            .allow_unencrypted(self.engine.files.allow_unencrypted)
+            .schema_version(self.engine.files.schema_version)
             .migrations(self.engine.migrations.clone())
     }
 

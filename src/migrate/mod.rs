@@ -66,6 +66,7 @@
 //! - Migrating v1 → v3 in one load equals migrating v1 → v2, saving, and loading at v3.
 
 mod document;
+pub(crate) mod error;
 #[cfg(feature = "json")]
 mod patch;
 mod value;
@@ -75,7 +76,8 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use document::{Document, MigrationError};
+pub use document::Document;
+pub use error::MigrationError;
 pub use value::Value;
 
 use crate::codec::Codec;

@@ -6,7 +6,8 @@
 
 use std::fmt;
 
-use super::document::{Document, MigrationError, parse_pointer, pointer_of};
+use super::document::{Document, parse_pointer, pointer_of};
+use super::error::MigrationError;
 use super::value::Value;
 
 /// A JSON Pointer whose tokens may be wildcards.

@@ -4,9 +4,9 @@
 
 use serde::de::DeserializeOwned;
 
-use super::format::StartMeta;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
+use crate::format::replay::StartMeta;
 use crate::migrate::{Document, Migrations, Value};
 use crate::snapshot::Snapshot;
 

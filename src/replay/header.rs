@@ -5,9 +5,9 @@ use std::time::{Duration, SystemTime};
 
 use super::source::{self, StartRead};
 use crate::codec::Codec;
-use crate::envelope::Key;
 use crate::error::Result;
-use crate::snapshot::Metadata;
+use crate::format::Key;
+use crate::format::Metadata;
 use crate::storage::Storage;
 
 /// What a replay's header says: what a replay browser shows, read without reading the frames

@@ -8,11 +8,11 @@
 //! everything before it plays. Anything else (a chunk out of order, from another recording,
 //! failing its AES-GCM tag, damaged with more data after it) is an error.
 
-use super::format::{self, CHUNK_HEADER_LEN, ChunkKind, EndMeta};
 use super::header::ReplayTotals;
 use super::source::{Located, Source};
-use crate::envelope::Header;
 use crate::error::{Error, Result};
+use crate::format::Header;
+use crate::format::replay::{self as chunks, CHUNK_HEADER_LEN, ChunkKind, EndMeta};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 
@@ -119,11 +119,11 @@ impl Index {
             let len = if head.len() < CHUNK_HEADER_LEN {
                 None
             } else {
-                format::declared_len(&head, start.stream.encrypted).ok()
+                chunks::declared_len(&head, start.stream.encrypted).ok()
             };
             let Some(declared) = len else {
                 // No whole chunk header here: a torn one at the end, zeros, or damage.
-                if format::is_magic_prefix(&head) && head.len() < CHUNK_HEADER_LEN {
+                if chunks::is_magic_prefix(&head) && head.len() < CHUNK_HEADER_LEN {
                     index.status = cut(
                         offset,
                         format!("the file ends inside the header of chunk {next}"),
@@ -198,7 +198,7 @@ impl Index {
                     if !chunk.meta().is_empty() {
                         return Err(Error::malformed("a frames chunk with meta"));
                     }
-                    let frames = format::parse_frames(chunk.payload()?)?;
+                    let frames = chunks::parse_frames(chunk.payload()?)?;
                     let count = frames.len() as u64;
                     index.hashed_frames +=
                         frames.iter().filter(|f| f.hash.is_some()).count() as u64;

@@ -115,15 +115,14 @@
 
 mod clock;
 mod compat;
-mod format;
 mod header;
 mod index;
 mod player;
 mod recorder;
 mod source;
 
+pub use crate::format::replay::{FORMAT_VERSION, MAX_CHUNK_LEN};
 pub use compat::INPUT_ID;
-pub use format::{FORMAT_VERSION, MAX_CHUNK_LEN};
 pub use header::{ReplayHeader, ReplayTotals, duration_of};
 pub use index::ReplayStatus;
 pub use player::{

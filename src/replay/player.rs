@@ -12,12 +12,12 @@ use serde::de::DeserializeOwned;
 use super::Replayable;
 use super::clock::Clock;
 use super::compat::{Compat, GameVersions};
-use super::format::{self, Chunk, FrameRef};
 use super::header::{ReplayHeader, duration_of};
 use super::index::{Index, ReplayStatus, open_keyframe};
 use super::source::{self, Located, Source};
-use crate::envelope::{self, Key};
 use crate::error::{Error, Result};
+use crate::format::replay::{self as chunks, Chunk, FrameRef};
+use crate::format::{self, Key};
 use crate::migrate::Migrations;
 use crate::storage::Storage;
 
@@ -211,7 +211,7 @@ impl PlayerBuilder {
         let source = Source::open(storage, name, self.key)?;
         let start = source.start();
         if start.stream.encrypted && !has_key {
-            return Err(envelope::missing_key());
+            return Err(format::missing_key());
         }
         if has_key && !start.stream.encrypted && !self.allow_unencrypted {
             return Err(Error::NotEncrypted);
@@ -575,7 +575,7 @@ impl Player {
     fn load(&self, chunk_no: usize) -> Result<Cached> {
         let entry = self.index.frames[chunk_no];
         let chunk = self.source.chunk(&entry.at)?;
-        let frames = format::parse_frames(chunk.payload()?)?;
+        let frames = chunks::parse_frames(chunk.payload()?)?;
         if frames.len() as u64 != entry.count {
             return Err(Error::malformed(format!(
                 "the frames chunk at byte {} changed since the replay was opened",

@@ -10,17 +10,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use super::format::{
-    self, ChunkHeader, ChunkKind, EndMeta, FORMAT_VERSION, FramesBuf, MAX_CHUNK_LEN, StartMeta,
-    Stream,
-};
 use super::header::{ReplayHeader, ReplayTotals};
 use super::source::{self, StartRead};
 use crate::codec::Codec;
-use crate::envelope::{self, Key};
 use crate::error::{Error, Result};
+use crate::format::Metadata;
+use crate::format::replay::{
+    self as chunks, ChunkHeader, ChunkKind, EndMeta, FORMAT_VERSION, FramesBuf, MAX_CHUNK_LEN,
+    StartMeta, Stream,
+};
+use crate::format::{self, Key};
 use crate::slot::SlotId;
-use crate::snapshot::{Metadata, Snapshot};
+use crate::snapshot::Snapshot;
 use crate::storage::Storage;
 
 /// The default size of a frames chunk's payload: 64 KiB.
@@ -295,10 +296,10 @@ impl Writer {
             frame,
         };
         let key = match &self.key {
-            Some(key) => Some((key, envelope::random_nonce()?)),
+            Some(key) => Some((key, format::random_nonce()?)),
             None => None,
         };
-        format::seal_chunk(&mut self.batch, &header, meta, payload, key)?;
+        chunks::seal_chunk(&mut self.batch, &header, meta, payload, key)?;
         self.next_index += 1;
         Ok(())
     }

@@ -4,11 +4,11 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::format::{
-    self, CHUNK_HEADER_LEN, Chunk, ChunkKind, EndMeta, MAX_CHUNK_LEN, StartMeta, Stream,
-};
-use crate::envelope::Key;
 use crate::error::{Error, Result};
+use crate::format::Key;
+use crate::format::replay::{
+    self as chunks, CHUNK_HEADER_LEN, Chunk, ChunkKind, EndMeta, MAX_CHUNK_LEN, StartMeta, Stream,
+};
 use crate::storage::{FsStorage, Storage};
 
 /// A chunk's place in the file, and what it must say about itself.
@@ -68,7 +68,7 @@ pub(crate) fn read_start(
         .ok_or_else(|| Error::io(storage.locate(name), io::ErrorKind::NotFound.into()))?;
     let file_len = head.file_len;
     if head.bytes.len() < CHUNK_HEADER_LEN {
-        return Err(if format::is_magic_prefix(&head.bytes) {
+        return Err(if chunks::is_magic_prefix(&head.bytes) {
             Error::malformed(format!(
                 "truncated: {file_len} bytes is shorter than a replay's start chunk"
             ))
@@ -78,21 +78,21 @@ pub(crate) fn read_start(
     }
     // The start chunk's own flag is all there is to go by here; a damaged one makes the CRC
     // check fail.
-    let encrypted = format::says_encrypted(&head.bytes);
-    let len = format::declared_len(&head.bytes, encrypted)?
+    let encrypted = chunks::says_encrypted(&head.bytes);
+    let len = chunks::declared_len(&head.bytes, encrypted)?
         .filter(|&len| len <= file_len)
         .ok_or_else(|| {
             Error::malformed(format!(
                 "truncated: the file ends inside the replay's start chunk ({file_len} bytes)"
             ))
         })?;
-    if len > format::MAX_START_LEN {
+    if len > chunks::MAX_START_LEN {
         return Err(Error::malformed(format!(
             "the replay's start chunk claims {len} bytes, more than it can hold"
         )));
     }
     let bytes = read_exact(storage, name, 0, len)?;
-    let chunk = format::open_chunk(bytes, key)?;
+    let chunk = chunks::open_chunk(bytes, key)?;
     let h = chunk.header;
     if h.kind != ChunkKind::Start || h.index != 0 || h.frame != 0 {
         return Err(Error::malformed(format!(
@@ -126,7 +126,7 @@ pub(crate) fn read_end(
     start: &StartRead,
     key: Option<&Key>,
 ) -> Result<Option<(u64, u64, EndMeta)>> {
-    let len = format::end_chunk_len(start.stream.encrypted);
+    let len = chunks::end_chunk_len(start.stream.encrypted);
     let Some(offset) = start
         .file_len
         .checked_sub(len)
@@ -139,7 +139,7 @@ pub(crate) fn read_end(
         Err(Error::Io { source, path }) => return Err(Error::Io { source, path }),
         Err(_) => return Ok(None),
     };
-    let Ok(chunk) = format::open_chunk(bytes, key) else {
+    let Ok(chunk) = chunks::open_chunk(bytes, key) else {
         return Ok(None);
     };
     let h = chunk.header;
@@ -197,7 +197,7 @@ impl Source {
             });
         }
         let bytes = read_exact(self.storage.as_ref(), &self.name, offset, len)?;
-        format::open_chunk(bytes, self.key.as_ref())
+        chunks::open_chunk(bytes, self.key.as_ref())
     }
 
     /// Checks that `chunk` belongs to this replay.

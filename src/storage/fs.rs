@@ -24,7 +24,7 @@ pub trait WriteFile: Send {
 }
 
 /// The file operations [`FsStorage`] is built from. [`StdFs`] is the real file system;
-/// [`SimFs`](super::SimFs) simulates one for crash and fault tests.
+/// `SimFs` (feature `testing`) simulates one for crash and fault tests.
 ///
 /// Every mutating operation is separate (create, write, fsync, rename, link, remove, fsync of
 /// the folder), so a simulation can crash or fail between any two of them.
@@ -264,7 +264,7 @@ impl FsStorage {
         Self::with_file_system(dir, StdFs)
     }
 
-    /// Save files in `dir` of the file system `fs` (a [`SimFs`](super::SimFs) in crash tests).
+    /// Save files in `dir` of the file system `fs` (a `SimFs` (feature `testing`) in crash tests).
     ///
     /// A folder that is missing is created, with its missing parents, and made durable before
     /// this returns: the parent of each folder it created is fsynced, from the top down. So a

@@ -7,13 +7,15 @@
 //! |---|---|
 //! | [`FsStorage`] | files in a folder, crash-safe (temp file, fsync, rename, fsync the folder) |
 //! | [`MemoryStorage`] | tests, tools, and platforms that persist a blob store themselves |
-//! | [`FsStorage`] over [`SimFs`] | crash and fault tests: every operation is logged, faults can be injected, and every post-crash state can be built |
+//! | [`FsStorage`] over `SimFs` (feature `testing`) | crash and fault tests: every operation is logged, faults can be injected, and every post-crash state can be built |
 //!
 //! [`FsStorage`] does its file operations through the [`FileSystem`] trait: [`StdFs`] in a game,
-//! [`SimFs`] in crash tests.
+//! `SimFs` (with the `testing` feature) in crash tests.
 
 mod fs;
 mod memory;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 mod sim;
 
 use std::collections::HashSet;
@@ -23,6 +25,8 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 pub use fs::{FileSystem, FsStorage, StdFs, WriteFile};
 pub use memory::MemoryStorage;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use sim::{CrashImage, DataLoss, Fault, FaultKind, FaultMode, Op, SimFs};
 
 use crate::error::Result;

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::envelope::{CRC_LEN, check_crc, parse_header};
+use savegame::format::{CRC_LEN, check_crc, parse_header};
 use savegame::{Error, Key, SlotId, Snapshot};
 
 use super::list::kind_name;

@@ -13,9 +13,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::envelope::{FileKind, MAGIC, check_crc, parse_header, record_len};
+use savegame::format::Header;
+use savegame::format::{FileKind, MAGIC, check_crc, parse_header, record_len};
 use savegame::storage::parse_backup_name;
-use savegame::{Error, Header, Key, SlotId};
+use savegame::{Error, Key, SlotId};
 use serde::Serialize;
 
 use crate::failure::{Exit, Failure, describe};

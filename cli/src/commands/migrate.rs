@@ -15,10 +15,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::envelope::{check_crc, parse_header};
+use savegame::format::Header;
+use savegame::format::{check_crc, parse_header};
 use savegame::migrate::StepInfo;
 use savegame::storage::{FsStorage, Storage, pre_migration_name};
-use savegame::{Error, Header, Key, Migrations, Snapshot};
+use savegame::{Error, Key, Migrations, Snapshot};
 
 use crate::failure::{Exit, Failure, NO_KEY, shown};
 use crate::files::{MAX_SAVE_SIZE, split_path};

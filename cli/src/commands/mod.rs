@@ -11,8 +11,9 @@ pub mod verify;
 use std::io::Write;
 use std::path::Path;
 
-use savegame::envelope::FileKind;
-use savegame::{Error, Header, Key, Migrations, Snapshot};
+use savegame::format::FileKind;
+use savegame::format::Header;
+use savegame::{Error, Key, Migrations, Snapshot};
 
 use crate::failure::Failure;
 use crate::files::{MAX_SAVE_SIZE, read_capped};
@@ -63,16 +64,12 @@ pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failur
     Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))
 }
 
-/// Byte 13 of a file of the savegame family: its kind (`docs/format.md`). Read here only to
-/// say which kind a file is when the library refuses it as malformed.
-const FILE_KIND_OFFSET: usize = 13;
-
 /// The kind byte of a file that has the savegame magic but is neither a save nor a replay (a
 /// kind from a newer version): `None` for saves, replays and files without the magic.
 pub fn unknown_file_kind(bytes: &[u8]) -> Option<u8> {
-    let kind = *bytes.get(FILE_KIND_OFFSET)?;
+    let kind = savegame::format::kind_byte(bytes)?;
     let known = [FileKind::Save.id(), FileKind::Replay.id()];
-    (bytes.starts_with(&savegame::envelope::MAGIC) && !known.contains(&kind)).then_some(kind)
+    (!known.contains(&kind)).then_some(kind)
 }
 
 /// What to say about a file whose kind this tool does not know.

@@ -12,13 +12,9 @@ use super::Game;
 use crate::failure::{Exit, Failure, describe};
 use crate::text::{playtime, rfc3339};
 
-/// Byte 13 of a file of the savegame family: its kind (`docs/format.md`).
-const FILE_KIND_OFFSET: usize = 13;
-
 /// Does `bytes` start like a replay file?
 pub fn is_replay(bytes: &[u8]) -> bool {
-    bytes.starts_with(&savegame::envelope::MAGIC)
-        && bytes.get(FILE_KIND_OFFSET) == Some(&savegame::envelope::FileKind::Replay.id())
+    savegame::format::sniff(bytes) == Some(savegame::format::FileKind::Replay)
 }
 
 /// Opens a replay as a player does: every chunk checked, decrypted with `key`.

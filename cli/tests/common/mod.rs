@@ -134,6 +134,6 @@ pub fn stderr_of(output: &std::process::Output) -> String {
 }
 
 /// Opens a save file's bytes the way a tool does.
-pub fn open(bytes: Vec<u8>, key: Option<&Key>) -> (savegame::Header, Snapshot) {
+pub fn open(bytes: Vec<u8>, key: Option<&Key>) -> (savegame::format::Header, Snapshot) {
     Snapshot::open_file(bytes, key).unwrap()
 }

@@ -1,74 +1,17 @@
-//! The save file's bytes: header, metadata, sealed body, CRC32.
-//!
-//! ```text
-//! offset     size  field
-//! 0          8     magic               89 53 41 56 0D 0A 1A 0A  ("\x89SAV\r\n\x1a\n")
-//! 8          2     format version      u16, 1
-//! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
-//! 12         1     codec               1 = JSON, 2 = MessagePack
-//! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
-//!                                      (a different layout from here on: see the `replay` module)
-//! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
-//! 15         1     reserved            must be 0
-//! 16         4     slot number         u32 (0 for quicksave)
-//! 20         4     schema version      u32, the game's save-schema version
-//! 24         8     generation          u64, 1 for a slot's first save, +1 for each save after
-//! 32         8     saved at            i64, milliseconds since 1970-01-01T00:00:00Z
-//! 40         4     metadata length M   u32, at most MAX_METADATA_LEN
-//! 44         8     payload length P    u64
-//! 52         M     metadata            see below
-//! 52+M       12    nonce               only when encrypted
-//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag
-//! end-4      4     CRC32               IEEE CRC32 of every byte before it
-//!
-//! metadata:
-//!   8                playtime           u64, milliseconds
-//!   2 + n            label              u16 length, UTF-8
-//!   2 + n            app version        u16 length, UTF-8
-//!   2                user field count   u16, then per field:
-//!     2 + n            key              u16 length, UTF-8
-//!     4 + n            value            u32 length, UTF-8
-//!   4 + n            thumbnail          u32 length (0 = none), raw bytes
-//!
-//! body (plaintext):
-//!   4                entry count N      u32
-//!   N times:                            the table of contents, ids in ascending byte order
-//!     2 + n            id               u16 length, UTF-8, not empty
-//!     8                offset           u64, of the memento within the document
-//!     8                length           u64, of the memento
-//!   rest             document           the codec's map of id -> memento: a JSON object or a
-//!                                       MessagePack map, each memento's bytes exactly at its
-//!                                       table-of-contents range
-//!
-//! body of a delta (file kind 2), before the table of contents:
-//!   8                sequence           u64, 1 for the first delta after its base, +1 after
-//!   4                deleted count D    u32, then D times:
-//!     2 + n            id               u16 length, UTF-8: a memento the delta deletes
-//! ```
-//!
-//! In a delta, the generation field holds the generation of the base save it applies to.
-//! Deltas are appended one after another to the slot's journal file, each a complete file of
-//! this format with its own nonce and CRC.
-//!
-//! All integers are little-endian except inside the MessagePack document, which is MessagePack.
-//!
-//! - The header and metadata (bytes `0..52+M`) are the AES-GCM associated data: editing any of
-//!   them, or moving a file to another slot, makes the file fail to open.
-//! - The CRC32 sits at the end of the file in every format version, so it is checked before the
-//!   format version is trusted: a bit flip in the version field reads as corruption, not as a
-//!   file from the future. A CRC failure means damage on disk; an AES-GCM failure with a good
-//!   CRC means a wrong key or a deliberate edit.
-//! - The file's length must equal `52 + M + (12 if encrypted) + P + 4` exactly.
-//! - The table of contents lets a load find each memento without parsing the document, and the
-//!   document keeps the payload a valid JSON or MessagePack value for people and tools.
+//! The shared frame of every file of the family: magic, header, flags, sealing, CRC32, and
+//! the body of a save and of a delta (see the byte table in [`format`](super)).
 
 use std::ops::Range;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
+use super::bytes::{
+    Reader, len_u16, len_u32, millis_to_system_time, read_u16, read_u32, read_u64,
+    system_time_to_millis,
+};
+use super::metadata::{Metadata, encoded_metadata_len, parse_metadata, write_metadata};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
-use crate::snapshot::Metadata;
 
 #[cfg(feature = "encryption")]
 pub use crate::crypto::Key;
@@ -653,6 +596,19 @@ pub(crate) fn check_version_and_flags(version: u16, supported: u16, flags: u16) 
     Ok(flags & FLAG_ENCRYPTED != 0)
 }
 
+/// The kind byte of a file of the family, once its magic is checked; see [`super::sniff`].
+pub(crate) fn kind_byte(bytes: &[u8]) -> Option<u8> {
+    if bytes.len() <= OFF_KIND || bytes[..MAGIC.len()] != MAGIC {
+        return None;
+    }
+    Some(bytes[OFF_KIND])
+}
+
+/// The kind a kind byte names, if this version knows it.
+pub(crate) fn kind_of(byte: u8) -> Option<FileKind> {
+    FileKind::from_id(byte)
+}
+
 fn check_magic(bytes: &[u8]) -> Result<()> {
     let n = bytes.len().min(MAGIC.len());
     if bytes[..n] != MAGIC[..n] {
@@ -733,182 +689,10 @@ fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
     Ok(toc)
 }
 
-/// Exact length of the metadata block for `m`.
-pub(crate) fn encoded_metadata_len(m: &Metadata) -> usize {
-    8 + 2
-        + m.label.len()
-        + 2
-        + m.app_version.len()
-        + 2
-        + m.user
-            .iter()
-            .map(|(k, v)| 6 + k.len() + v.len())
-            .sum::<usize>()
-        + 4
-        + m.thumbnail.as_ref().map_or(0, Vec::len)
-}
-
-pub(crate) fn write_metadata(buf: &mut Vec<u8>, m: &Metadata) -> Result<()> {
-    let playtime = u64::try_from(m.playtime.as_millis()).unwrap_or(u64::MAX);
-    buf.extend_from_slice(&playtime.to_le_bytes());
-    write_str16(buf, &m.label, "label")?;
-    write_str16(buf, &m.app_version, "app version")?;
-    buf.extend_from_slice(&len_u16(m.user.len())?.to_le_bytes());
-    for (k, v) in &m.user {
-        write_str16(buf, k, "user field key")?;
-        buf.extend_from_slice(&len_u32(v.len())?.to_le_bytes());
-        buf.extend_from_slice(v.as_bytes());
-    }
-    let thumbnail = m.thumbnail.as_deref().unwrap_or_default();
-    buf.extend_from_slice(&len_u32(thumbnail.len())?.to_le_bytes());
-    buf.extend_from_slice(thumbnail);
-    Ok(())
-}
-
-pub(crate) fn parse_metadata(bytes: &[u8]) -> Result<Metadata> {
-    let mut r = Reader::new(bytes, "metadata");
-    let playtime = Duration::from_millis(r.u64()?);
-    let label_len = r.u16()? as usize;
-    let label = r.str(label_len)?.to_owned();
-    let version_len = r.u16()? as usize;
-    let app_version = r.str(version_len)?.to_owned();
-    let count = r.u16()?;
-    let mut user = std::collections::BTreeMap::new();
-    for _ in 0..count {
-        let key_len = r.u16()? as usize;
-        let key = r.str(key_len)?.to_owned();
-        let value_len = r.u32()? as usize;
-        let value = r.str(value_len)?.to_owned();
-        if user.insert(key, value).is_some() {
-            return Err(Error::malformed("duplicate user field in metadata"));
-        }
-    }
-    let thumbnail_len = r.u32()? as usize;
-    let thumbnail = r.bytes(thumbnail_len)?;
-    let thumbnail = (!thumbnail.is_empty()).then(|| thumbnail.to_vec());
-    if r.remaining() != 0 {
-        return Err(Error::malformed("trailing bytes in metadata"));
-    }
-    Ok(Metadata {
-        label,
-        playtime,
-        app_version,
-        user,
-        thumbnail,
-        saved_at: None,
-    })
-}
-
-fn write_str16(buf: &mut Vec<u8>, s: &str, what: &str) -> Result<()> {
-    let len = u16::try_from(s.len()).map_err(|_| Error::Config {
-        reason: format!("{what} is {} bytes, over the 65535-byte cap", s.len()),
-    })?;
-    buf.extend_from_slice(&len.to_le_bytes());
-    buf.extend_from_slice(s.as_bytes());
-    Ok(())
-}
-
-fn len_u16(n: usize) -> Result<u16> {
-    u16::try_from(n).map_err(|_| Error::Config {
-        reason: format!("{n} is too many for a 16-bit length"),
-    })
-}
-
-pub(crate) fn len_u32(n: usize) -> Result<u32> {
-    u32::try_from(n).map_err(|_| Error::Config {
-        reason: format!("{n} is too many for a 32-bit length"),
-    })
-}
-
-pub(crate) fn system_time_to_millis(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-        Err(e) => i64::try_from(e.duration().as_millis()).map_or(i64::MIN, |ms| -ms),
-    }
-}
-
-pub(crate) fn millis_to_system_time(ms: i64) -> SystemTime {
-    let magnitude = Duration::from_millis(ms.unsigned_abs());
-    let t = if ms >= 0 {
-        UNIX_EPOCH.checked_add(magnitude)
-    } else {
-        UNIX_EPOCH.checked_sub(magnitude)
-    };
-    t.unwrap_or(UNIX_EPOCH)
-}
-
-pub(crate) fn read_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-pub(crate) fn read_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-pub(crate) fn read_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
-/// A bounds-checked little-endian reader; every read past the end is a typed error.
-pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    what: &'static str,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn new(bytes: &'a [u8], what: &'static str) -> Self {
-        Reader {
-            bytes,
-            pos: 0,
-            what,
-        }
-    }
-
-    pub(crate) fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-
-    pub(crate) fn position(&self) -> usize {
-        self.pos
-    }
-
-    pub(crate) fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        if n > self.remaining() {
-            return Err(Error::malformed(format!("truncated {}", self.what)));
-        }
-        let out = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    pub(crate) fn str(&mut self, n: usize) -> Result<&'a str> {
-        let what = self.what;
-        std::str::from_utf8(self.bytes(n)?)
-            .map_err(|_| Error::malformed(format!("invalid UTF-8 in the {what}")))
-    }
-
-    pub(crate) fn u8(&mut self) -> Result<u8> {
-        Ok(self.bytes(1)?[0])
-    }
-
-    pub(crate) fn u16(&mut self) -> Result<u16> {
-        Ok(read_u16(self.bytes(2)?, 0))
-    }
-
-    pub(crate) fn u32(&mut self) -> Result<u32> {
-        Ok(read_u32(self.bytes(4)?, 0))
-    }
-
-    pub(crate) fn u64(&mut self) -> Result<u64> {
-        Ok(read_u64(self.bytes(8)?, 0))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
     use super::*;
 
     fn metadata() -> Metadata {
@@ -1033,6 +817,41 @@ mod tests {
             Ok(big[start..(start + n).min(big.len() - 10)].to_vec())
         });
         assert!(matches!(shrunk, Err(Error::Malformed { .. })), "{shrunk:?}");
+    }
+
+    /// One copy of the byte table: `docs/format.md`'s header table and the offsets here agree.
+    #[test]
+    fn the_byte_table_of_docs_format_md_matches_the_code() {
+        let doc = include_str!("../../docs/format.md");
+        let layout = &doc[doc.find("## Layout").unwrap()..];
+        let rows: Vec<(usize, usize, &str)> = layout
+            .lines()
+            .skip_while(|l| !l.starts_with("| 0 |"))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                Some((cells[1].parse().ok()?, cells[2].parse().ok()?, cells[3]))
+            })
+            .collect();
+        let code = [
+            (0, MAGIC.len(), "magic"),
+            (OFF_VERSION, 2, "format version"),
+            (OFF_FLAGS, 2, "flags"),
+            (OFF_CODEC, 1, "codec"),
+            (OFF_KIND, 1, "file kind"),
+            (OFF_SLOT_KIND, 1, "slot kind"),
+            (OFF_RESERVED, 1, "reserved"),
+            (OFF_SLOT, 4, "slot number"),
+            (OFF_SCHEMA, 4, "schema version"),
+            (OFF_GENERATION, 8, "generation"),
+            (OFF_SAVED_AT, 8, "saved at"),
+            (OFF_METADATA_LEN, 4, "metadata length *M*"),
+            (OFF_PAYLOAD_LEN, 8, "payload length *P*"),
+        ];
+        assert_eq!(rows, code);
+        assert_eq!(OFF_PAYLOAD_LEN + 8, HEADER_LEN);
+        assert!(layout.contains(&format!("| {HEADER_LEN} | *M* | metadata |")));
+        assert!(layout.contains(&format!("| end−{CRC_LEN} | {CRC_LEN} | CRC32 |")));
     }
 
     #[test]

@@ -67,13 +67,14 @@
 use std::ops::Range;
 use std::time::SystemTime;
 
-use crate::codec::Codec;
-use crate::envelope::{
+use super::bytes::{self, Reader};
+use super::frame::{
     self, CRC_LEN, FLAG_ENCRYPTED, FileKind, HEADER_LEN, Key, MAGIC, MAX_METADATA_LEN, NONCE_LEN,
-    Reader, TAG_LEN,
+    TAG_LEN,
 };
+use super::metadata::{self, Metadata};
+use crate::codec::Codec;
 use crate::error::{Error, Result};
-use crate::snapshot::Metadata;
 
 /// The replay layout version this library writes, and the newest it reads.
 pub const FORMAT_VERSION: u16 = 1;
@@ -194,14 +195,14 @@ pub(crate) fn declared_len(head: &[u8], encrypted: bool) -> Result<Option<u64>> 
     if head.len() < CHUNK_HEADER_LEN || head[..MAGIC.len()] != MAGIC {
         return Err(Error::NotASave);
     }
-    let meta_len = u64::from(envelope::read_u32(head, OFF_META_LEN));
-    let payload_len = envelope::read_u64(head, OFF_PAYLOAD_LEN);
+    let meta_len = u64::from(bytes::read_u32(head, OFF_META_LEN));
+    let payload_len = bytes::read_u64(head, OFF_PAYLOAD_LEN);
     Ok(framed_len(meta_len, payload_len, encrypted))
 }
 
 /// Whether the flags of the fixed header `head` say encrypted (before the CRC is checked).
 pub(crate) fn says_encrypted(head: &[u8]) -> bool {
-    head.len() >= CHUNK_HEADER_LEN && envelope::read_u16(head, OFF_FLAGS) & FLAG_ENCRYPTED != 0
+    head.len() >= CHUNK_HEADER_LEN && bytes::read_u16(head, OFF_FLAGS) & FLAG_ENCRYPTED != 0
 }
 
 /// Does `bytes` start like a chunk (a prefix of the magic, or the whole magic)?
@@ -247,7 +248,7 @@ pub(crate) fn seal_chunk(
     out.extend_from_slice(&header.stream.replay_id.to_le_bytes());
     out.extend_from_slice(&header.index.to_le_bytes());
     out.extend_from_slice(&header.frame.to_le_bytes());
-    out.extend_from_slice(&envelope::len_u32(meta.len())?.to_le_bytes());
+    out.extend_from_slice(&bytes::len_u32(meta.len())?.to_le_bytes());
     out.extend_from_slice(&payload_len.to_le_bytes());
     debug_assert_eq!(out.len() - start, CHUNK_HEADER_LEN);
     out.extend_from_slice(meta);
@@ -257,7 +258,7 @@ pub(crate) fn seal_chunk(
         let body_start = out.len();
         out.extend_from_slice(payload);
         let (head, body) = out.split_at_mut(body_start);
-        let tag = envelope::seal_body(key, &nonce, &head[start..associated_end], body)?;
+        let tag = frame::seal_body(key, &nonce, &head[start..associated_end], body)?;
         out.extend_from_slice(&tag);
     } else {
         out.extend_from_slice(payload);
@@ -291,7 +292,7 @@ impl Chunk {
     /// # Errors
     /// [`Error::KeyRequired`] when the chunk is encrypted and was opened without a key.
     pub(crate) fn payload(&self) -> Result<&[u8]> {
-        let range = self.payload.clone().ok_or_else(envelope::missing_key)?;
+        let range = self.payload.clone().ok_or_else(frame::missing_key)?;
         Ok(&self.buf[range])
     }
 
@@ -300,7 +301,7 @@ impl Chunk {
     /// # Errors
     /// As for [`payload`](Self::payload).
     pub(crate) fn into_payload(mut self) -> Result<Vec<u8>> {
-        let range = self.payload.clone().ok_or_else(envelope::missing_key)?;
+        let range = self.payload.clone().ok_or_else(frame::missing_key)?;
         self.buf.truncate(range.end);
         self.buf.drain(..range.start);
         Ok(self.buf)
@@ -315,12 +316,12 @@ impl Chunk {
 /// [`Error::UnsupportedFormat`], [`Error::UnknownFlags`], [`Error::UnknownCodec`],
 /// [`Error::WrongFileKind`], [`Error::Decrypt`].
 pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
-    envelope::check_crc(&buf)?;
-    let format_version = envelope::read_u16(&buf, OFF_VERSION);
-    let encrypted = envelope::check_version_and_flags(
+    frame::check_crc(&buf)?;
+    let format_version = bytes::read_u16(&buf, OFF_VERSION);
+    let encrypted = frame::check_version_and_flags(
         format_version,
         FORMAT_VERSION,
-        envelope::read_u16(&buf, OFF_FLAGS),
+        bytes::read_u16(&buf, OFF_FLAGS),
     )?;
     let codec = Codec::from_id(buf[OFF_CODEC])?;
     if buf[OFF_FILE_KIND] != FileKind::Replay.id() {
@@ -335,13 +336,13 @@ pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
     let kind = ChunkKind::from_id(buf[OFF_CHUNK_KIND]).ok_or_else(|| {
         Error::malformed(format!("unknown replay chunk kind {}", buf[OFF_CHUNK_KIND]))
     })?;
-    let meta_len = envelope::read_u32(&buf, OFF_META_LEN) as usize;
+    let meta_len = bytes::read_u32(&buf, OFF_META_LEN) as usize;
     if meta_len > MAX_META_LEN {
         return Err(Error::malformed(format!(
             "replay chunk meta length {meta_len} is over the {MAX_META_LEN}-byte cap"
         )));
     }
-    let payload_len = envelope::read_u64(&buf, OFF_PAYLOAD_LEN);
+    let payload_len = bytes::read_u64(&buf, OFF_PAYLOAD_LEN);
     if framed_len(meta_len as u64, payload_len, encrypted) != Some(buf.len() as u64) {
         return Err(Error::malformed(format!(
             "the replay chunk's lengths do not add up to its {} bytes",
@@ -351,13 +352,13 @@ pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
     let header = ChunkHeader {
         format_version,
         stream: Stream {
-            replay_id: envelope::read_u64(&buf, OFF_REPLAY_ID),
+            replay_id: bytes::read_u64(&buf, OFF_REPLAY_ID),
             codec,
             encrypted,
         },
         kind,
-        index: envelope::read_u64(&buf, OFF_CHUNK_INDEX),
-        frame: envelope::read_u64(&buf, OFF_FRAME),
+        index: bytes::read_u64(&buf, OFF_CHUNK_INDEX),
+        frame: bytes::read_u64(&buf, OFF_FRAME),
     };
     let meta = CHUNK_HEADER_LEN..CHUNK_HEADER_LEN + meta_len;
     let crc_at = buf.len() - CRC_LEN;
@@ -379,7 +380,7 @@ pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
                 let mut tag = [0u8; TAG_LEN];
                 tag.copy_from_slice(&buf[body.end..crc_at]);
                 let (head, rest) = buf.split_at_mut(body_start);
-                envelope::open_body(
+                frame::open_body(
                     key,
                     &nonce,
                     &head[..meta.end],
@@ -412,7 +413,7 @@ pub(crate) struct StartMeta {
 
 impl StartMeta {
     pub(crate) fn encode(&self) -> Result<Vec<u8>> {
-        let len = START_FIXED_LEN + envelope::encoded_metadata_len(&self.metadata);
+        let len = START_FIXED_LEN + metadata::encoded_metadata_len(&self.metadata);
         if len > MAX_META_LEN {
             return Err(Error::Config {
                 reason: format!(
@@ -426,8 +427,8 @@ impl StartMeta {
         buf.extend_from_slice(&self.input_version.to_le_bytes());
         buf.extend_from_slice(&self.keyframe_interval.to_le_bytes());
         buf.extend_from_slice(&self.seed.to_le_bytes());
-        buf.extend_from_slice(&envelope::system_time_to_millis(self.recorded_at).to_le_bytes());
-        envelope::write_metadata(&mut buf, &self.metadata)?;
+        buf.extend_from_slice(&bytes::system_time_to_millis(self.recorded_at).to_le_bytes());
+        metadata::write_metadata(&mut buf, &self.metadata)?;
         Ok(buf)
     }
 
@@ -438,13 +439,13 @@ impl StartMeta {
         let input_version = r.u32()?;
         let keyframe_interval = r.u32()?;
         let seed = r.u64()?;
-        let recorded_at = envelope::millis_to_system_time(r.u64()? as i64);
+        let recorded_at = bytes::millis_to_system_time(r.u64()? as i64);
         if frame_rate == 0 || schema_version == 0 || input_version == 0 {
             return Err(Error::malformed(
                 "a replay's frame rate, schema version and input version are at least 1",
             ));
         }
-        let mut metadata = envelope::parse_metadata(&bytes[r.position()..])?;
+        let mut metadata = metadata::parse_metadata(&bytes[r.position()..])?;
         metadata.saved_at = Some(recorded_at);
         Ok(StartMeta {
             frame_rate,
@@ -481,8 +482,8 @@ impl EndMeta {
             )));
         }
         Ok(EndMeta {
-            keyframes: envelope::read_u64(bytes, 0),
-            hashed_frames: envelope::read_u64(bytes, 8),
+            keyframes: bytes::read_u64(bytes, 0),
+            hashed_frames: bytes::read_u64(bytes, 8),
         })
     }
 }
@@ -512,7 +513,7 @@ impl FramesBuf {
         let repeats = self.count > 0 && self.buf[self.last_input.clone()] == *input;
         let flags = if hash.is_some() { FRAME_HAS_HASH } else { 0 }
             | if repeats { FRAME_REPEATS_INPUT } else { 0 };
-        let len = envelope::len_u32(input.len())?;
+        let len = bytes::len_u32(input.len())?;
         let count = self.count.checked_add(1).ok_or_else(|| Error::Config {
             reason: "too many frames for one replay chunk".into(),
         })?;
@@ -768,9 +769,9 @@ mod tests {
     fn save_readers_refuse_a_replay_chunk_as_malformed() {
         let meta = start_meta().encode().unwrap();
         let chunk = sealed(&header(ChunkKind::Start, 0, 0, false), &meta, &[], None);
-        let err = envelope::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
+        let err = frame::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
-        let err = envelope::open(chunk, FileKind::Save, None).unwrap_err();
+        let err = frame::open(chunk, FileKind::Save, None).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 

@@ -1,0 +1,114 @@
+//! The byte format of every file of the family, and nothing else: the magic, the file kinds,
+//! the shared frame (header, flags, the AES-GCM sealing over the header, the CRC32), the body
+//! of a save and of a delta, the replay chunks, and the little-endian reader. It is the leaf of
+//! the crate: it imports only [`error`](crate::Error), [`codec`](crate::codec) (a codec is a byte
+//! in the header), [`SlotId`](crate::SlotId) (so is a slot) and the key.
+//!
+//! [`sniff`] tells what kind of file some bytes start, for tools.
+//!
+//! # Saves and deltas
+//!
+//! ```text
+//! offset     size  field
+//! 0          8     magic               89 53 41 56 0D 0A 1A 0A  ("\x89SAV\r\n\x1a\n")
+//! 8          2     format version      u16, 1
+//! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
+//! 12         1     codec               1 = JSON, 2 = MessagePack
+//! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
+//!                                      (a different layout from here on: see [`replay`])
+//! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
+//! 15         1     reserved            must be 0
+//! 16         4     slot number         u32 (0 for quicksave)
+//! 20         4     schema version      u32, the game's save-schema version
+//! 24         8     generation          u64, 1 for a slot's first save, +1 for each save after
+//! 32         8     saved at            i64, milliseconds since 1970-01-01T00:00:00Z
+//! 40         4     metadata length M   u32, at most MAX_METADATA_LEN
+//! 44         8     payload length P    u64
+//! 52         M     metadata            see below
+//! 52+M       12    nonce               only when encrypted
+//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag
+//! end-4      4     CRC32               IEEE CRC32 of every byte before it
+//!
+//! metadata:
+//!   8                playtime           u64, milliseconds
+//!   2 + n            label              u16 length, UTF-8
+//!   2 + n            app version        u16 length, UTF-8
+//!   2                user field count   u16, then per field:
+//!     2 + n            key              u16 length, UTF-8
+//!     4 + n            value            u32 length, UTF-8
+//!   4 + n            thumbnail          u32 length (0 = none), raw bytes
+//!
+//! body (plaintext):
+//!   4                entry count N      u32
+//!   N times:                            the table of contents, ids in ascending byte order
+//!     2 + n            id               u16 length, UTF-8, not empty
+//!     8                offset           u64, of the memento within the document
+//!     8                length           u64, of the memento
+//!   rest             document           the codec's map of id -> memento: a JSON object or a
+//!                                       MessagePack map, each memento's bytes exactly at its
+//!                                       table-of-contents range
+//!
+//! body of a delta (file kind 2), before the table of contents:
+//!   8                sequence           u64, 1 for the first delta after its base, +1 after
+//!   4                deleted count D    u32, then D times:
+//!     2 + n            id               u16 length, UTF-8: a memento the delta deletes
+//! ```
+//!
+//! In a delta, the generation field holds the generation of the base save it applies to.
+//! Deltas are appended one after another to the slot's journal file, each a complete file of
+//! this format with its own nonce and CRC.
+//!
+//! All integers are little-endian except inside the MessagePack document, which is MessagePack.
+//!
+//! - The header and metadata (bytes `0..52+M`) are the AES-GCM associated data: editing any of
+//!   them, or moving a file to another slot, makes the file fail to open.
+//! - The CRC32 sits at the end of the file in every format version, so it is checked before the
+//!   format version is trusted: a bit flip in the version field reads as corruption, not as a
+//!   file from the future. A CRC failure means damage on disk; an AES-GCM failure with a good
+//!   CRC means a wrong key or a deliberate edit.
+//! - The file's length must equal `52 + M + (12 if encrypted) + P + 4` exactly.
+//! - The table of contents lets a load find each memento without parsing the document, and the
+//!   document keeps the payload a valid JSON or MessagePack value for people and tools.
+
+mod bytes;
+mod frame;
+mod metadata;
+pub mod replay;
+
+pub use frame::{
+    CRC_LEN, FLAG_ENCRYPTED, FORMAT_VERSION, FileKind, HEADER_LEN, Header, Key, MAGIC, MAX_ID_LEN,
+    MAX_METADATA_LEN, NONCE_LEN, Sections, TAG_LEN, check_crc, header_len, parse_header,
+    record_len,
+};
+pub(crate) use frame::{
+    Opened, SealParams, check_crc_in_pieces, missing_key, open, random_nonce, seal,
+};
+pub use metadata::Metadata;
+
+/// What kind of file `bytes` start (the first 14 bytes are enough): `None` when they do not
+/// start with the family's magic, or name a kind this version does not know (see
+/// [`kind_byte`]). It reads the kind byte only and checks nothing else: a file it names may
+/// still be damaged.
+///
+/// ```
+/// use savegame::format::{FileKind, sniff};
+/// # let dir = tempfile::tempdir().unwrap();
+/// let manager = savegame::SaveLoadManager::builder().directory(dir.path()).build()?;
+/// let report = manager.save(savegame::SlotId::Numbered(1), &manager.snapshot())?;
+/// let bytes = std::fs::read(report.path).unwrap();
+/// assert_eq!(sniff(&bytes), Some(FileKind::Save));
+/// assert_eq!(sniff(b"not a save file"), None);
+/// # Ok::<(), savegame::Error>(())
+/// ```
+#[must_use]
+pub fn sniff(bytes: &[u8]) -> Option<FileKind> {
+    kind_byte(bytes).and_then(frame::kind_of)
+}
+
+/// The kind byte of a file that starts with the family's magic, whether or not this version
+/// knows the kind: for tools that tell a user a file is of a newer kind. `None` when `bytes`
+/// do not start with the magic (or are shorter than 14 bytes).
+#[must_use]
+pub fn kind_byte(bytes: &[u8]) -> Option<u8> {
+    frame::kind_byte(bytes)
+}

@@ -1,0 +1,110 @@
+//! Reading and checking a slot's files: headers, the CRC of a whole stored file (a piece at a
+//! time), and the checks every opened file of a slot must pass (its slot, its schema version,
+//! its encryption).
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::format::{self, FileKind, Header, Key};
+use crate::slot::SlotId;
+use crate::snapshot::Snapshot;
+use crate::storage::Storage;
+
+/// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
+/// the metadata.
+pub(super) const HEAD_READ: usize = 4096;
+
+/// Where a manager's files are, and what every one of them must be: the storage, the key, the
+/// game's schema version, the size cap.
+#[derive(Debug)]
+pub(crate) struct Files {
+    pub(super) storage: Arc<dyn Storage>,
+    pub(super) key: Option<Key>,
+    pub(super) allow_unencrypted: bool,
+    pub(super) schema_version: u32,
+    pub(super) max_file_size: u64,
+}
+
+impl Files {
+    /// Checks the whole stored file `name`, `len` bytes long, against its CRC32, a piece at a
+    /// time (it is never held in memory whole).
+    pub(super) fn check_stored(&self, name: &str, len: u64) -> Result<()> {
+        format::check_crc_in_pieces(len, |offset, n| {
+            match self.storage.read_at(name, offset, n)? {
+                Some(piece) if piece.file_len == len => Ok(piece.bytes),
+                _ => Err(Error::malformed("the file changed while it was checked")),
+            }
+        })
+    }
+
+    /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).
+    pub(super) fn open_base(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
+        let opened = format::open(bytes, FileKind::Save, self.key.as_ref())?;
+        let header = opened.header.clone();
+        self.check_file(slot, &header)?;
+        Ok((Snapshot::from_opened(opened), header))
+    }
+
+    /// The checks every file of a slot must pass once opened.
+    pub(super) fn check_file(&self, slot: SlotId, header: &Header) -> Result<()> {
+        self.check_encryption(header)?;
+        if header.slot != slot {
+            return Err(Error::SlotMismatch {
+                expected: slot,
+                found: header.slot,
+            });
+        }
+        if header.schema_version > self.schema_version {
+            return Err(Error::NewerSchema {
+                found: header.schema_version,
+                supported: self.schema_version,
+            });
+        }
+        Ok(())
+    }
+
+    /// Refuses a plain save when the manager has a key (unless allowed).
+    pub(super) fn check_encryption(&self, header: &Header) -> Result<()> {
+        if self.key.is_some() && !header.encrypted && !self.allow_unencrypted {
+            return Err(Error::NotEncrypted);
+        }
+        Ok(())
+    }
+
+    /// Reads and parses the header of `file`: `None` when it does not exist.
+    pub(super) fn read_header(&self, file: &str) -> Result<Option<(Header, u64)>> {
+        self.read_header_at(file, 0, true)
+    }
+
+    /// Reads and parses the header of the file, or of the journal record at `offset` of it:
+    /// `(header, file length)`. With `whole_file`, the header's lengths must add up to the
+    /// file's.
+    pub(super) fn read_header_at(
+        &self,
+        file: &str,
+        offset: u64,
+        whole_file: bool,
+    ) -> Result<Option<(Header, u64)>> {
+        let Some(head) = self.storage.read_at(file, offset, HEAD_READ)? else {
+            return Ok(None);
+        };
+        let needed = format::header_len(&head.bytes)?;
+        let head = if needed > head.bytes.len() && (needed as u64) <= head.file_len {
+            match self.storage.read_at(file, offset, needed)? {
+                Some(head) => head,
+                None => return Ok(None),
+            }
+        } else {
+            head
+        };
+        let file_len = whole_file.then_some(head.file_len);
+        let header = format::parse_header(&head.bytes, file_len)?;
+        Ok(Some((header, head.file_len)))
+    }
+}
+
+/// Checks a whole file's magic, CRC and header, without decrypting it.
+pub(super) fn check_sound(bytes: &[u8]) -> Result<Header> {
+    format::check_crc(bytes)?;
+    format::parse_header(bytes, Some(bytes.len() as u64))
+}

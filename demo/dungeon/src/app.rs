@@ -4,16 +4,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use savegame::replay::{Player as ReplayPlayer, Recorder, Replayable};
-use savegame::{SlotId, Snapshot};
+use savegame::replay::Player as ReplayPlayer;
+use savegame::{Originator, SlotId, Snapshot};
 
 use crate::editor::{Editor, outline};
 use crate::model::{Action, Dir, Game, Item, Layout, Pos, Tile};
-use crate::saves::Saves;
+use crate::run::{Input, Run};
+use crate::saves::{self, Saves};
 use crate::ui;
-
-/// Turns a replay records per second of playback.
-pub const TURNS_PER_SECOND: u32 = 4;
 
 /// One thing the player (or a script) does.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,35 +70,14 @@ pub struct App {
     pub mode: Mode,
     /// Changes since the last save or load.
     pub dirty: bool,
-    /// The editor changed the level since the run's recording started.
+    /// The editor changed the level since it was opened.
     edited: bool,
     pub quit: bool,
-    recorder: Option<Recorder<Action>>,
+    /// The run being recorded (`None` once the game has quit).
+    run: Option<Run>,
     seed: u64,
     /// What the last command had to say.
     pub notes: Vec<String>,
-}
-
-/// Where the current run is recorded.
-fn run_path(saves: &Saves) -> PathBuf {
-    saves.folder().join("last-run.replay")
-}
-
-impl Replayable for Game {
-    type Input = Action;
-
-    fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-        self.restore(keyframe)
-    }
-
-    fn step(&mut self, _frame: u64, input: Action) -> savegame::Result<()> {
-        Game::step(self, input);
-        Ok(())
-    }
-
-    fn state_hash(&self) -> Option<u64> {
-        Some(Game::state_hash(self))
-    }
 }
 
 impl App {
@@ -115,7 +92,7 @@ impl App {
             dirty: false,
             edited: false,
             quit: false,
-            recorder: None,
+            run: None,
             seed,
             notes: Vec::new(),
         };
@@ -123,27 +100,29 @@ impl App {
         Ok(app)
     }
 
-    /// Starts recording a run from the game as it is now.
+    /// Starts recording a run from the game as it is now (a new game).
     fn start_recording(&mut self) -> savegame::Result<()> {
-        if let Some(old) = self.recorder.take() {
+        if let Some(old) = self.run.take() {
             old.finish()?;
         }
-        // The manager's recorder seals the replay with the save key, at the save schema.
-        let recorder = self
-            .saves
-            .manager()
-            .recorder()
-            .frame_rate(TURNS_PER_SECOND)
-            .keyframe_every(50)
-            .seed(self.seed)
-            .label(format!(
-                "Level {} from turn {}",
-                self.game.level.number, self.game.clock.turn
-            ))
-            .app_version(env!("CARGO_PKG_VERSION"))
-            .create(run_path(&self.saves))?;
-        self.recorder = Some(recorder);
+        self.run = Some(Run::start(&self.saves, &self.game, self.seed)?);
         Ok(())
+    }
+
+    /// Before something changes the game: the recording's keyframe, if one is due.
+    fn before_frame(&mut self) -> savegame::Result<()> {
+        match &mut self.run {
+            Some(run) => run.keyframe_if_due(&self.game),
+            None => Ok(()),
+        }
+    }
+
+    /// After it changed the game: the frame that says how.
+    fn record(&mut self, input: &Input) -> savegame::Result<()> {
+        match &mut self.run {
+            Some(run) => run.record(input, &self.game),
+            None => Ok(()),
+        }
     }
 
     fn snapshot(&self, manual: bool) -> savegame::Result<Snapshot> {
@@ -158,17 +137,9 @@ impl App {
             self.note("You are dead. Load a save, or start a new game.");
             return Ok(());
         }
-        if let Some(recorder) = &mut self.recorder {
-            if recorder.keyframe_due() {
-                let mut keyframe = recorder.snapshot();
-                self.game.capture(&mut keyframe)?;
-                recorder.keyframe(&keyframe)?;
-            }
-            self.game.step(action);
-            recorder.frame(&action, Some(self.game.state_hash()))?;
-        } else {
-            self.game.step(action);
-        }
+        self.before_frame()?;
+        self.game.step(action);
+        self.record(&Input::Turn(action))?;
         self.dirty = true;
         self.saves.poll();
         if self.saves.autosave_due(self.game.clock.turn) {
@@ -213,12 +184,14 @@ impl App {
             }
             Command::Load(slot) => match self.saves.load(slot) {
                 Ok((game, snapshot, message)) => {
+                    // The run goes on: the load is one of its frames.
+                    self.before_frame()?;
                     self.game = game;
+                    self.record(&Input::loaded(saves::slot_name(slot), &self.game))?;
                     self.editor.restore(&snapshot)?;
                     self.dirty = false;
                     self.mode = Mode::Play;
                     self.note(message);
-                    self.start_recording()?;
                 }
                 Err(message) => self.note(message),
             },
@@ -234,6 +207,8 @@ impl App {
                 self.note(format!("A new game, seed {seed}."));
             }
             Command::Edit => {
+                // The keyframe before the edits, should one be due: the edits are one frame.
+                self.before_frame()?;
                 self.mode = Mode::Edit {
                     cursor: self.game.player.pos,
                     drag_start: None,
@@ -303,8 +278,8 @@ impl App {
             Command::Flush => self.saves.flush(),
             Command::Quit => {
                 self.saves.flush();
-                if let Some(recorder) = self.recorder.take() {
-                    recorder.finish()?;
+                if let Some(run) = self.run.take() {
+                    run.finish()?;
                 }
                 self.quit = true;
             }
@@ -324,9 +299,9 @@ impl App {
                     self.editor.drag_from = None;
                 }
                 if self.edited {
-                    // A replay cannot know what the editor did: a new run starts here.
+                    // The run goes on: what the editor made of the level is one frame.
                     self.edited = false;
-                    self.start_recording()?;
+                    self.record(&Input::Edited(self.game.level.layout.create_memento()))?;
                 }
             }
             _ => {}
@@ -408,33 +383,20 @@ impl App {
         Ok(())
     }
 
-    /// Watches the run so far: the recording is finished, played back from its start, and a
-    /// new one begins where the game is.
+    /// Watches the run so far from its start; the recording goes on afterwards.
     fn watch(&mut self) -> savegame::Result<()> {
-        if self.recorder.as_ref().is_some_and(|r| r.position() == 0) {
+        let Some(run) = &mut self.run else {
+            return Ok(());
+        };
+        let Some((player, game)) = run.watch(&self.saves)? else {
             self.note("Nothing to watch yet: this run has no turns.");
             return Ok(());
-        }
-        if let Some(recorder) = self.recorder.take() {
-            recorder.finish()?;
-        }
-        // The run so far becomes the one being watched; the next run records from here.
-        let path = run_path(&self.saves);
-        let watched = path.with_file_name("watched-run.replay");
-        std::fs::rename(&path, &watched).map_err(|e| savegame::Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
-        // Keyframes from an older version of the game migrate as saves do.
-        let mut player = self.saves.manager().replay_player().open(&watched)?;
-        let mut game = Game::new(0);
-        player.seek(&mut game, 0)?;
-        let turns = player.frame_count();
+        };
         self.note(format!(
-            "Watching {turns} turns ({}).",
-            player.header().label()
+            "Watching the run so far: {} ({} frames).",
+            ui::clock(player.duration()),
+            player.frame_count()
         ));
-        self.start_recording()?;
         self.mode = Mode::Watch(Box::new(Watching {
             player,
             game,

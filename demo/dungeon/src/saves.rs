@@ -60,6 +60,15 @@ fn slot_label(slot: SlotId) -> String {
     }
 }
 
+/// A slot as a sentence says it: "slot 2", "autosave 1", "the quicksave".
+pub fn slot_name(slot: SlotId) -> String {
+    match slot {
+        SlotId::Numbered(n) => format!("slot {n}"),
+        SlotId::Autosave(n) => format!("autosave {n}"),
+        _ => "the quicksave".into(),
+    }
+}
+
 /// The saves of one player: the manager and what the status line shows.
 pub struct Saves {
     manager: SaveLoadManager,

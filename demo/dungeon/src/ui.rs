@@ -10,6 +10,12 @@ pub fn playtime(d: Duration) -> String {
     format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
 }
 
+/// `1:05`: minutes and seconds, for a replay's clock.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
 /// `2026-11-29 20:08` (UTC); `-` for a time jiff cannot represent.
 pub fn time(t: SystemTime) -> String {
     match jiff::Timestamp::try_from(t) {

@@ -316,10 +316,53 @@ fn autosaves_land_in_the_background_in_their_own_slots() {
 #[test]
 fn watching_a_run_without_turns_says_so() {
     let dir = tempfile::tempdir().unwrap();
+    let out = play(dir.path(), "watch\nstate\nquit\n");
+    assert_eq!(out.matches("> Nothing to watch yet").count(), 1, "{out}");
+    assert!(!states(&out)[0].contains("watch="), "{out}");
+}
+
+/// Issue 16: leaving the editor started a new recording, so the run so far was lost and `r`
+/// said "Nothing to watch yet".
+#[test]
+fn a_replay_is_watchable_after_leaving_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
     let out = play(
         dir.path(),
-        "watch\nedit\nwall 5 5\ndone\nwatch\nstate\nquit\n",
+        "east 3\nedit\nwall 5 5\nroom 10 6 14 9\nundo\nredo\ndone\nsouth\nstate\nwatch\nplay 100\nstate\nseek 3\nstate\ndone\nwait\nstate\nwatch\nplay 100\nstate\nquit\n",
     );
-    assert_eq!(out.matches("> Nothing to watch yet").count(), 2, "{out}");
-    assert!(!states(&out)[0].contains("watch="), "{out}");
+    assert!(!out.contains("Nothing to watch yet"), "{out}");
+    let s = states(&out);
+    // Three turns, the edits (one frame), one turn.
+    assert_eq!(field(s[1], "watch"), "5/5", "{out}");
+    assert_eq!(field(s[1], "watch_hash"), field(s[0], "hash"));
+    assert_eq!(field(s[1], "desync"), "none");
+    // Before the edits: the state after three turns of the same seed, walls as generated.
+    let straight = play(tempfile::tempdir().unwrap().path(), "east 3\nstate\nquit\n");
+    assert_eq!(field(s[2], "watch"), "3/5");
+    assert_eq!(
+        field(s[2], "watch_hash"),
+        field(states(&straight)[0], "hash")
+    );
+    // The recording went on after watching: watched again, the run has the turn since.
+    assert_eq!(field(s[4], "watch"), "6/6", "{out}");
+    assert_eq!(field(s[4], "watch_hash"), field(s[3], "hash"));
+}
+
+/// Issue 16: loading a save started a new recording, so the run so far was lost.
+#[test]
+fn a_replay_is_watchable_after_a_load_and_goes_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(
+        dir.path(),
+        "east 2\nsave 1\nstate\neast 4\nstate\nload 1\nsouth\nstate\nwatch\nplay 100\nstate\nseek 6\nstate\nseek 7\nstate\nquit\n",
+    );
+    let s = states(&out);
+    let (saved, before_load, end) = (s[0], s[1], s[2]);
+    // Six turns, the load, one turn: the whole run, in sync to its end.
+    assert_eq!(field(s[3], "watch"), "8/8", "{out}");
+    assert_eq!(field(s[3], "watch_hash"), field(end, "hash"));
+    assert_eq!(field(s[3], "desync"), "none");
+    // Seeking lands on each side of the load: the game before it, and the loaded one.
+    assert_eq!(field(s[4], "watch_hash"), field(before_load, "hash"));
+    assert_eq!(field(s[5], "watch_hash"), field(saved, "hash"));
 }

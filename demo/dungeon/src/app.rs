@@ -16,9 +16,16 @@ use crate::ui;
 /// One thing the player (or a script) does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
+    /// Play a turn.
     Act(Action),
+    /// Save to a numbered slot.
     Save(u32),
+    /// Save to the quicksave slot (F5).
+    Quicksave,
+    /// Load a slot (the quicksave's is F9).
     Load(SlotId),
+    /// Load the autosave written last.
+    LoadNewestAutosave,
     Menu,
     New(u64),
     Edit,
@@ -171,9 +178,13 @@ impl App {
                     self.turn(action)?;
                 }
             }
-            Command::Save(n) => {
+            Command::Save(_) | Command::Quicksave => {
+                let slot = match command {
+                    Command::Save(n) => SlotId::Numbered(n),
+                    _ => SlotId::Quicksave,
+                };
                 let snapshot = self.snapshot(true)?;
-                match self.saves.save(n, &snapshot) {
+                match self.saves.save(slot, &snapshot) {
                     Ok(message) => {
                         self.editor.history.mark_saved();
                         self.dirty = false;
@@ -182,6 +193,13 @@ impl App {
                     Err(message) => self.note(message),
                 }
             }
+            Command::LoadNewestAutosave => match self.saves.newest_autosave() {
+                Some(slot) => self.run(Command::Load(slot))?,
+                None => self.note(format!(
+                    "No autosave yet: one is made every {} turns.",
+                    self.saves.autosave_every
+                )),
+            },
             Command::Load(slot) => match self.saves.load(slot) {
                 Ok((game, snapshot, message)) => {
                     // The run goes on: the load is one of its frames.
@@ -435,6 +453,7 @@ impl App {
                 &[
                     "arrows: walk  .: wait".into(),
                     "p: potion  s1-9: save".into(),
+                    "F5: quicksave  F9: load it".into(),
                     "L: load  e: editor".into(),
                     "r: replay  Q: quit".into(),
                 ],
@@ -458,7 +477,10 @@ impl App {
             Mode::Menu(lines) => {
                 let mut out = vec!["== LOAD A GAME ==".to_string()];
                 out.extend(lines.iter().cloned());
-                out.push("1-9: load that slot  a: autosave  q: quicksave  Esc: back".into());
+                out.push(
+                    "1-9: load that slot  a: the newest autosave  q: the quicksave  Esc: back"
+                        .into(),
+                );
                 out
             }
             Mode::Watch(w) => {

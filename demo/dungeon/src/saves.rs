@@ -134,17 +134,22 @@ impl Saves {
         Ok(s)
     }
 
-    /// Saves to numbered slot `n`; returns what to tell the player.
-    pub fn save(&mut self, n: u32, snapshot: &Snapshot) -> Result<String, String> {
-        let slot = SlotId::Numbered(n);
+    /// Saves to `slot` (a numbered slot, or the quicksave); returns what to tell the player.
+    pub fn save(&mut self, slot: SlotId, snapshot: &Snapshot) -> Result<String, String> {
+        let name = slot_name(slot);
         let report = self
             .manager
             .save(slot, snapshot)
-            .map_err(|e| format!("Could not save to slot {n}: {e}"))?;
-        let mut message = format!("Saved to slot {n} ({} bytes).", report.bytes);
+            .map_err(|e| format!("Could not save to {name}: {e}"))?;
+        let mut message = if slot == SlotId::Quicksave {
+            format!("Quicksaved ({} bytes); F9 loads it.", report.bytes)
+        } else {
+            format!("Saved to {name} ({} bytes).", report.bytes)
+        };
         if self.from_backup {
-            message.push_str(" (This game was recovered from a backup; slot ");
-            message.push_str(&format!("{n} now holds it.)"));
+            message.push_str(&format!(
+                " (This game was recovered from a backup; {name} now holds it.)"
+            ));
         }
         self.slot = Some(slot);
         self.from_backup = false;
@@ -154,14 +159,21 @@ impl Saves {
     /// Loads a slot into a game; returns the game, the loaded snapshot (for the editor's
     /// history) and what to tell the player.
     pub fn load(&mut self, slot: SlotId) -> Result<(Game, Snapshot, String), String> {
+        if let Ok(false) = self.manager.exists(slot) {
+            return Err(match slot {
+                SlotId::Quicksave => "No quicksave yet: F5 makes one.".into(),
+                SlotId::Autosave(_) => format!("No {} yet.", slot_name(slot)),
+                _ => format!("Slot {} is empty.", slot_label(slot)),
+            });
+        }
         let loaded = self
             .manager
             .load(slot)
-            .map_err(|e| format!("Could not load slot {}: {e}", slot_label(slot)))?;
+            .map_err(|e| format!("Could not load {}: {e}", slot_name(slot)))?;
         let mut game = Game::new(0);
         game.restore(&loaded.snapshot)
             .map_err(|e| format!("Slot {} holds a broken game: {e}", slot_label(slot)))?;
-        let mut message = format!("Loaded slot {}.", slot_label(slot));
+        let mut message = format!("Loaded {}.", slot_name(slot));
         if let Some(backup) = loaded.report.recovered_from_backup {
             message = format!(
                 "Slot {} was damaged; loaded its backup {backup} instead.",
@@ -187,6 +199,12 @@ impl Saves {
         if slots.is_empty() {
             return vec!["No saves yet.".into()];
         }
+        let newest_autosave = slots
+            .iter()
+            .filter(|info| info.is_autosave())
+            .filter_map(|info| Some((info.saved_at()?, info.slot)))
+            .max()
+            .map(|(_, slot)| slot);
         let mut lines = vec![format!(
             "{:<4} {:<22} {:>8} {:<17} {}",
             "slot", "label", "played", "saved at (UTC)", "state"
@@ -202,6 +220,11 @@ impl Saves {
                 SlotStatus::Unreadable { .. } => "CORRUPT".into(),
                 other => format!("{other:?}"),
             };
+            let state = if Some(info.slot) == newest_autosave {
+                format!("{state}, newest (a)")
+            } else {
+                state
+            };
             lines.push(format!(
                 "{:<4} {:<22} {:>8} {:<17} {}",
                 slot_label(info.slot),
@@ -212,6 +235,19 @@ impl Saves {
             ));
         }
         lines
+    }
+
+    /// The autosave written last (the rotation reuses its oldest slot, so this is not always
+    /// autosave 1), after waiting for one still being written. `None` when there is none.
+    pub fn newest_autosave(&mut self) -> Option<SlotId> {
+        self.flush();
+        let slots = self.manager.list().ok()?;
+        slots
+            .into_iter()
+            .filter(|info| info.is_autosave())
+            .filter_map(|info| Some((info.saved_at()?, info.slot)))
+            .max()
+            .map(|(_, slot)| slot)
     }
 
     /// Is an autosave due after turn `turn`?

@@ -6,7 +6,8 @@
 //! wait 2            # let turns pass
 //! quaff             # drink a potion
 //! save 2            # save to slot 2
-//! load 2            # load slot 2 (or A1 for autosave 1, Q for the quicksave)
+//! load 2            # load slot 2 (or A1 for autosave 1, A for the newest autosave, Q for the quicksave)
+//! quicksave         # save to the quicksave slot (F5); quickload loads it (F9)
 //! menu              # show the load menu
 //! new 7             # a new game from seed 7
 //! edit              # open the editor
@@ -95,7 +96,12 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
         }
         "quaff" => Command::Act(Action::Quaff),
         "save" => Command::Save(number(words.next(), "slot")?),
-        "load" => Command::Load(slot(words.next())?),
+        "load" => match words.next() {
+            Some("A" | "a") => Command::LoadNewestAutosave,
+            w => Command::Load(slot(w)?),
+        },
+        "quicksave" => Command::Quicksave,
+        "quickload" => Command::Load(SlotId::Quicksave),
         "menu" => Command::Menu,
         "new" => Command::New(number(words.next(), "seed")?),
         "edit" => Command::Edit,

@@ -83,6 +83,8 @@ fn command(app: &mut App, key: KeyEvent, pending: &mut Pending) -> Option<Comman
                 *pending = Pending::Save;
                 None
             }
+            KeyCode::F(5) => Some(Command::Quicksave),
+            KeyCode::F(9) => Some(Command::Load(SlotId::Quicksave)),
             KeyCode::Char('L') | KeyCode::Char('o') => Some(Command::Menu),
             KeyCode::Char('e') => Some(Command::Edit),
             KeyCode::Char('r') => Some(Command::Watch),
@@ -92,7 +94,7 @@ fn command(app: &mut App, key: KeyEvent, pending: &mut Pending) -> Option<Comman
             KeyCode::Char(c @ '1'..='9') => {
                 Some(Command::Load(SlotId::Numbered(c.to_digit(10).unwrap_or(1))))
             }
-            KeyCode::Char('a') => Some(Command::Load(SlotId::Autosave(1))),
+            KeyCode::Char('a') => Some(Command::LoadNewestAutosave),
             KeyCode::Char('q') => Some(Command::Load(SlotId::Quicksave)),
             _ => Some(Command::Leave),
         },

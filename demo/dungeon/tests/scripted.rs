@@ -299,9 +299,10 @@ fn autosaves_land_in_the_background_in_their_own_slots() {
     );
     let autosaves: Vec<&str> = out.lines().filter(|l| l.starts_with('A')).collect();
     assert_eq!(autosaves.len(), 3, "three autosave slots: {out}");
-    assert!(autosaves.iter().all(|l| l.ends_with("ok")), "{autosaves:?}");
-    // Turn 40 reused the oldest slot, autosave 1 (turn 10).
+    assert!(autosaves.iter().all(|l| l.contains(" ok")), "{autosaves:?}");
+    // Turn 40 reused the oldest slot, autosave 1 (turn 10), and is the newest.
     assert!(autosaves[0].contains("turn 40"), "{autosaves:?}");
+    assert!(autosaves[0].ends_with("ok, newest (a)"), "{autosaves:?}");
     assert!(autosaves[1].contains("turn 20"), "{autosaves:?}");
     assert!(autosaves[2].contains("turn 30"), "{autosaves:?}");
     let fresh = tempfile::tempdir().unwrap();
@@ -365,4 +366,51 @@ fn a_replay_is_watchable_after_a_load_and_goes_through_it() {
     // Seeking lands on each side of the load: the game before it, and the loaded one.
     assert_eq!(field(s[4], "watch_hash"), field(before_load, "hash"));
     assert_eq!(field(s[5], "watch_hash"), field(saved, "hash"));
+}
+
+/// Issue 16: the load menu's `a` always loaded autosave 1, even when autosave 2 was newer.
+#[test]
+fn the_menus_a_loads_the_newest_autosave_not_autosave_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_with(
+        dir.path(),
+        "load A\nwait 10\nflush\nwait 10\nflush\nmenu\nload A\nstate\n\
+         wait 10\nflush\nwait 10\nflush\nload A\nstate\nquit\n",
+        &["--autosave", "10"],
+    );
+    assert!(
+        out.contains("> No autosave yet: one is made every 10 turns."),
+        "{out}"
+    );
+    // The menu says which one `a` loads.
+    let a2 = out.lines().find(|l| l.starts_with("A2 ")).unwrap();
+    assert!(a2.ends_with("ok, newest (a)"), "{a2}");
+    let s = states(&out);
+    assert_eq!(
+        (field(s[0], "turn"), field(s[0], "slot")),
+        ("20", "autosave")
+    );
+    assert!(out.contains("> Loaded autosave 2."), "{out}");
+    // Turns 30 and 40: autosave 3, then the rotation reuses its oldest, autosave 1.
+    assert_eq!(field(s[1], "turn"), "40");
+    assert!(out.contains("> Loaded autosave 1."), "{out}");
+}
+
+/// Issue 16: the menu offered the quicksave, but no key made one.
+#[test]
+fn a_quicksave_is_made_and_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(
+        dir.path(),
+        "quickload\neast 2\nquicksave\nstate\neast 3\nquickload\nstate\nmenu\nquit\n",
+    );
+    assert!(out.contains("> No quicksave yet: F5 makes one."), "{out}");
+    assert!(out.contains("> Quicksaved ("), "{out}");
+    let s = states(&out);
+    assert_eq!(field(s[0], "dirty"), "false");
+    assert_eq!(game_part(s[1]), game_part(s[0]));
+    assert_eq!(field(s[1], "slot"), "quicksave");
+    let q = out.lines().find(|l| l.starts_with("Q ")).unwrap();
+    assert!(q.contains("Level 1, turn 2") && q.ends_with("ok"), "{q}");
+    assert!(dir.path().join("quicksave.sav").is_file());
 }

@@ -46,9 +46,19 @@ pub enum Command {
     Pause,
     Speed(f64),
     Seek(u64),
+    /// Back: leave the editor, the replay, the menu or the quit question (Esc).
     Leave,
+    /// Wait for autosaves still being written.
     Flush,
+    /// Quit (Q): at once when everything is saved, otherwise ask first.
     Quit,
+    /// Ask whether to quit, saved or not (Esc in play: Esc means back everywhere, and one
+    /// press too many must not end the game).
+    AskQuit,
+    /// Quit now without saving: the answer yes, or the end of a script.
+    QuitNow,
+    /// Quicksave, then quit (F5 at the quit question).
+    SaveAndQuit,
 }
 
 /// Watching a replay.
@@ -67,6 +77,8 @@ pub enum Mode {
     },
     Menu(Vec<String>),
     Watch(Box<Watching>),
+    /// The question "quit?", over the game.
+    Quitting,
 }
 
 /// The program's state.
@@ -294,7 +306,25 @@ impl App {
                 }
             }
             Command::Flush => self.saves.flush(),
-            Command::Quit => {
+            Command::Quit | Command::AskQuit => {
+                if command == Command::Quit && !self.dirty {
+                    return self.run(Command::QuitNow);
+                }
+                // Whatever was open is closed properly first (an edit is recorded).
+                self.leave()?;
+                self.mode = Mode::Quitting;
+            }
+            Command::SaveAndQuit => {
+                self.run(Command::Quicksave)?;
+                if self.dirty {
+                    // The save failed (its note says why): the game stays open.
+                    self.mode = Mode::Play;
+                } else {
+                    self.run(Command::QuitNow)?;
+                }
+            }
+            Command::QuitNow => {
+                self.mode = Mode::Play;
                 self.saves.flush();
                 if let Some(run) = self.run.take() {
                     run.finish()?;
@@ -307,7 +337,7 @@ impl App {
 
     fn leave(&mut self) -> savegame::Result<()> {
         match &self.mode {
-            Mode::Watch(_) => self.note("Back to the game."),
+            Mode::Watch(_) | Mode::Quitting => self.note("Back to the game."),
             Mode::Edit { drag_start, .. } => {
                 if drag_start.is_some() {
                     // A drag cut short: nothing recorded, the preview is taken back.
@@ -443,22 +473,33 @@ impl App {
         format!("{slot}{backup} | {saved} | {}", self.saves.autosave_note)
     }
 
+    /// The quit question and its answers, while it is asked.
+    pub fn question(&self) -> Option<[String; 2]> {
+        if !matches!(self.mode, Mode::Quitting) {
+            return None;
+        }
+        Some(if self.dirty {
+            [
+                "Quit with unsaved changes? What you did since your last save is lost.".into(),
+                "y: quit without saving  F5: quicksave, then quit  n or Esc: keep playing".into(),
+            ]
+        } else {
+            [
+                "Quit the game? Everything is saved.".into(),
+                "y: quit  n or Esc: keep playing".into(),
+            ]
+        })
+    }
+
     /// The screen for the current mode.
     pub fn screen(&self) -> Vec<String> {
         match &self.mode {
-            Mode::Play => ui::screen(
-                &self.game,
-                "DUNGEON",
-                &[],
-                &[
-                    "arrows: walk  .: wait".into(),
-                    "p: potion  s1-9: save".into(),
-                    "F5: quicksave  F9: load it".into(),
-                    "L: load  e: editor".into(),
-                    "r: replay  Q: quit".into(),
-                ],
-                &self.status(),
-            ),
+            Mode::Quitting => {
+                let mut out = self.play_screen();
+                out.extend(self.question().into_iter().flatten());
+                out
+            }
+            Mode::Play => self.play_screen(),
             Mode::Edit { cursor, drag_start } => {
                 let mut overlay = vec![(*cursor, 'X')];
                 if let (Some(from), Some(_)) = (self.editor.drag_from, drag_start) {
@@ -503,6 +544,23 @@ impl App {
                 ui::screen(&w.game, "REPLAY", &[], &side, &self.status())
             }
         }
+    }
+
+    /// The game, its panel of keys, the status line.
+    fn play_screen(&self) -> Vec<String> {
+        ui::screen(
+            &self.game,
+            "DUNGEON",
+            &[],
+            &[
+                "arrows: walk  .: wait".into(),
+                "p: potion  s1-9: save".into(),
+                "F5: quicksave  F9: load it".into(),
+                "L: load  e: editor".into(),
+                "r: replay  Q: quit".into(),
+            ],
+            &self.status(),
+        )
     }
 
     /// One line of state for scripts and tests.
@@ -567,5 +625,116 @@ impl App {
     /// The moves of the arrow keys.
     pub fn walk(dir: Dir) -> Command {
         Command::Act(Action::Move(dir))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use savegame::Key;
+    use savegame::replay::ReplayHeader;
+
+    use super::*;
+
+    fn app(dir: &tempfile::TempDir) -> App {
+        App::new(Some(dir.path().to_path_buf()), 1, 25).unwrap()
+    }
+
+    /// The recording is finished (it has its end chunk) once the game has quit.
+    fn recording_finished(dir: &tempfile::TempDir) -> bool {
+        let key = Key::from_bytes(saves::KEY);
+        ReplayHeader::read(dir.path().join("last-run.replay"), Some(&key))
+            .unwrap()
+            .is_complete()
+    }
+
+    #[test]
+    fn quitting_with_unsaved_changes_asks_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        assert!(app.dirty);
+        app.handle(Command::Quit);
+        assert!(!app.quit);
+        assert!(matches!(app.mode, Mode::Quitting));
+        let [question, answers] = app.question().unwrap();
+        assert!(question.contains("unsaved changes"), "{question}");
+        assert!(answers.contains("F5"), "{answers}");
+        assert!(app.screen().ends_with(&[question, answers]));
+
+        // No: back to the game, which goes on.
+        app.handle(Command::Leave);
+        assert!(matches!(app.mode, Mode::Play));
+        assert!(app.question().is_none());
+        app.handle(App::walk(Dir::East));
+        assert_eq!(app.game.clock.turn, 2);
+
+        // Yes: quits without saving, and the recording is finished.
+        app.handle(Command::Quit);
+        app.handle(Command::QuitNow);
+        assert!(app.quit);
+        assert!(app.question().is_none(), "answered, no longer asked");
+        assert!(!app.saves.manager().exists(SlotId::Quicksave).unwrap());
+        assert!(recording_finished(&dir));
+    }
+
+    #[test]
+    fn quitting_when_everything_is_saved_does_not_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        app.handle(Command::Save(1));
+        assert!(!app.dirty, "{:?}", app.notes);
+        app.handle(Command::Quit);
+        assert!(app.quit);
+        assert!(recording_finished(&dir));
+    }
+
+    #[test]
+    fn esc_in_play_asks_even_when_everything_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(Command::AskQuit);
+        assert!(!app.quit);
+        let [question, _] = app.question().unwrap();
+        assert!(question.contains("Everything is saved"), "{question}");
+        app.handle(Command::Leave);
+        assert!(matches!(app.mode, Mode::Play));
+        assert!(!app.quit);
+    }
+
+    #[test]
+    fn f5_at_the_question_quicksaves_then_quits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..3 {
+            app.handle(App::walk(Dir::South));
+        }
+        let played = app.game.state_hash();
+        app.handle(Command::Quit);
+        app.handle(Command::SaveAndQuit);
+        assert!(app.quit, "{:?}", app.notes);
+
+        // A new session loads the quicksave: the game as it was.
+        let mut again = App::new(Some(dir.path().to_path_buf()), 99, 25).unwrap();
+        again.handle(Command::Load(SlotId::Quicksave));
+        assert_eq!(again.game.state_hash(), played, "{:?}", again.notes);
+    }
+
+    #[test]
+    fn quitting_from_the_editor_keeps_the_edit_in_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        app.handle(Command::Edit);
+        app.handle(Command::Wall(Pos::new(5, 5)));
+        app.handle(Command::Quit);
+        assert!(matches!(app.mode, Mode::Quitting));
+        // Changed her mind: the run so far has the turn and the edit.
+        app.handle(Command::Leave);
+        app.handle(Command::Watch);
+        let Mode::Watch(w) = &app.mode else {
+            panic!("not watching: {:?}", app.notes)
+        };
+        assert_eq!(w.player.frame_count(), 2);
     }
 }

@@ -23,8 +23,11 @@
 //! flush             # wait until autosaves have landed
 //! screen            # print the screen
 //! state             # print one STATE line (for tests)
-//! quit
+//! quit              # quit (Q): asks first when there are unsaved changes
+//! yes / no          # the answer: quit without saving / keep playing (also back)
 //! ```
+//!
+//! The end of a script quits without asking, as closing the window would.
 //!
 //! Every command prints what the game said, each line starting with `> `. A line that cannot
 //! be understood is reported and skipped: a script never crashes the game.
@@ -127,6 +130,8 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
         "seek" => Command::Seek(number(words.next(), "turn")?),
         "flush" => Command::Flush,
         "quit" => Command::Quit,
+        "yes" => Command::QuitNow,
+        "no" => Command::Leave,
         "screen" => return Ok(Some(Line::Screen)),
         "state" => return Ok(Some(Line::State)),
         other => return Err(format!("unknown command {other:?}")),
@@ -134,8 +139,9 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
     Ok(Some(Line::Game(command, 1)))
 }
 
-/// Runs a script against `app`, writing what happens to `out`. Stops at `quit` or at the end
-/// of the script (which quits too, so the recording and autosaves are finished).
+/// Runs a script against `app`, writing what happens to `out`. Stops when the game quits, or
+/// at the end of the script (which quits without asking, so the recording and autosaves are
+/// finished).
 ///
 /// # Errors
 /// Only when `out` cannot be written.
@@ -166,12 +172,15 @@ pub fn run(app: &mut App, script: impl BufRead, out: &mut impl Write) -> std::io
                         writeln!(out, "{l}")?;
                     }
                 }
+                for l in app.question().into_iter().flatten() {
+                    writeln!(out, "? {l}")?;
+                }
             }
         }
         if app.quit {
             return Ok(());
         }
     }
-    app.handle(Command::Quit);
+    app.handle(Command::QuitNow);
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use savegame::replay::Player as ReplayPlayer;
+use savegame::replay::{Player as ReplayPlayer, duration_of};
 use savegame::{Originator, SlotId, Snapshot};
 
 use crate::editor::{Editor, outline};
@@ -513,7 +513,14 @@ impl App {
                     "u: undo  y: redo".into(),
                     "Esc: back".into(),
                 ]);
-                ui::screen(&self.game, "EDITOR", &overlay, &side, &self.status())
+                ui::screen(
+                    &self.game,
+                    "EDITOR",
+                    &overlay,
+                    &side,
+                    &[ui::EDITOR_LEGEND],
+                    &self.status(),
+                )
             }
             Mode::Menu(lines) => {
                 let mut out = vec!["== LOAD A GAME ==".to_string()];
@@ -525,23 +532,31 @@ impl App {
                 out
             }
             Mode::Watch(w) => {
-                let speed = if w.paused {
-                    "paused".to_string()
-                } else {
-                    format!("{}x", w.player.speed())
-                };
+                let p = &w.player;
+                let at = |frame: u64| ui::clock(duration_of(frame, p.frame_rate()));
+                // The turn is the replayed game's own, in the panel above: the replay's
+                // position is shown as time, so the screen has one turn counter.
                 let side = vec![
-                    "REPLAY".into(),
-                    format!("turn {}/{}", w.player.position(), w.player.frame_count()),
-                    speed,
-                    match w.player.first_desync() {
-                        Some(d) => format!("DESYNC at turn {}", d.frame),
+                    if w.paused {
+                        "REPLAY  paused".into()
+                    } else {
+                        format!("REPLAY  {}x", p.speed())
+                    },
+                    format!(
+                        "{} {}/{}",
+                        ui::bar(p.position(), p.frame_count()),
+                        at(p.position()),
+                        at(p.frame_count())
+                    ),
+                    match p.first_desync() {
+                        Some(d) => format!("DESYNC at {}", at(d.frame)),
                         None => "in sync".into(),
                     },
                     "space: pause  f: 4x".into(),
-                    "<- ->: seek  Esc: back".into(),
+                    "<- ->: seek  Home End".into(),
+                    "Esc: back".into(),
                 ];
-                ui::screen(&w.game, "REPLAY", &[], &side, &self.status())
+                ui::screen(&w.game, "REPLAY", &[], &side, &[], &self.status())
             }
         }
     }
@@ -559,6 +574,7 @@ impl App {
                 "L: load  e: editor".into(),
                 "r: replay  Q: quit".into(),
             ],
+            &[],
             &self.status(),
         )
     }
@@ -718,6 +734,62 @@ mod tests {
         let mut again = App::new(Some(dir.path().to_path_buf()), 99, 25).unwrap();
         again.handle(Command::Load(SlotId::Quicksave));
         assert_eq!(again.game.state_hash(), played, "{:?}", again.notes);
+    }
+
+    /// Issue 16: the replay screen showed "turn 6/31" next to "Turn 32".
+    #[test]
+    fn the_replay_screen_has_one_turn_counter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..6 {
+            app.handle(App::walk(Dir::South));
+        }
+        app.handle(Command::Watch);
+        app.handle(Command::Play(Duration::from_secs(1)));
+        let screen = app.screen();
+        let counters: Vec<&String> = screen
+            .iter()
+            .filter(|l| l.to_lowercase().contains("turn "))
+            .collect();
+        assert_eq!(counters.len(), 1, "{screen:#?}");
+        assert!(counters[0].contains("Turn 4"), "{counters:?}");
+        // The replay's position is time: 4 of 6 frames at 4 a second.
+        assert!(
+            screen
+                .iter()
+                .any(|l| l.contains("[########----] 0:01/0:01")),
+            "{screen:#?}"
+        );
+    }
+
+    /// Issue 16: the map had no legend for its symbols.
+    #[test]
+    fn every_symbol_on_the_map_is_in_its_legend() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut check = |screen: Vec<String>| {
+            // Entries are "symbol name", two spaces apart.
+            let legend: String = screen
+                .iter()
+                .filter(|l| l.starts_with(ui::LEGEND) || l.starts_with(ui::EDITOR_LEGEND))
+                .flat_map(|l| l.split("  ").filter_map(|entry| entry.chars().next()))
+                .collect();
+            for row in &screen[1..=crate::model::HEIGHT as usize] {
+                for glyph in row.chars().take(crate::model::WIDTH as usize) {
+                    assert!(legend.contains(glyph), "{glyph:?} is not in {legend:?}");
+                    seen.insert(glyph);
+                }
+            }
+        };
+        check(app.screen());
+        app.handle(Command::Edit);
+        app.begin_room(Pos::new(14, 3)).unwrap();
+        app.drag_room(Pos::new(18, 6));
+        check(app.screen());
+        // The test looked at every kind of thing the map draws.
+        let all: std::collections::BTreeSet<char> = "@rg!$k#.X+".chars().collect();
+        assert_eq!(seen, all);
     }
 
     #[test]

@@ -135,7 +135,10 @@ impl Editor {
             "EDITOR".into(),
             format!("Undo: {}", self.history.undo_name().unwrap_or("-")),
             format!("Redo: {}", self.history.redo_name().unwrap_or("-")),
-            format!("{} entries", self.history.len()),
+            match self.history.len() {
+                1 => "1 entry".to_string(),
+                n => format!("{n} entries"),
+            },
         ]
     }
 

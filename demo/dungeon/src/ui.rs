@@ -68,12 +68,31 @@ pub fn health(hp: u32, max: u32) -> String {
     )
 }
 
-/// The whole screen: title, map with a side panel, messages, status line.
+/// What the map's symbols are: the line under every map.
+pub const LEGEND: &str = "@ you  r rat  g goblin  ! potion  $ gold  k key  # wall  . floor";
+
+/// What the editor draws over the map.
+pub const EDITOR_LEGEND: &str = "X cursor  + room being dragged";
+
+/// A progress bar: `[####--------]`.
+pub fn bar(done: u64, total: u64) -> String {
+    let width = 12;
+    let full = ((done.min(total) * width) / total.max(1)) as usize;
+    format!(
+        "[{}{}]",
+        "#".repeat(full),
+        "-".repeat(width as usize - full)
+    )
+}
+
+/// The whole screen: title, map with a side panel (lines past the map's last row follow
+/// it), the legend (with `legend` lines after the usual one), messages, status line.
 pub fn screen(
     game: &Game,
     title: &str,
     overlay: &[(Pos, char)],
     side: &[String],
+    legend: &[&str],
     status: &str,
 ) -> Vec<String> {
     let mut panel = vec![
@@ -90,10 +109,15 @@ pub fn screen(
     panel.push(String::new());
     panel.extend(side.iter().cloned());
     let mut lines = vec![format!("== {title} ==")];
-    for (i, row) in map(game, overlay).into_iter().enumerate() {
+    let rows = map(game, overlay);
+    let blank = " ".repeat(WIDTH as usize);
+    for i in 0..rows.len().max(panel.len()) {
+        let row = rows.get(i).unwrap_or(&blank);
         let right = panel.get(i).map(String::as_str).unwrap_or("");
-        lines.push(format!("{row}  {right}"));
+        lines.push(format!("{row}  {right}").trim_end().to_string());
     }
+    lines.push(LEGEND.into());
+    lines.extend(legend.iter().map(|l| l.to_string()));
     for m in &game.messages {
         lines.push(format!("> {m}"));
     }

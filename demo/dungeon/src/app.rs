@@ -10,7 +10,7 @@ use savegame::{Originator, SlotId, Snapshot};
 use crate::editor::{Editor, outline};
 use crate::model::{Action, Dir, Game, Item, Layout, Pos, Tile};
 use crate::run::{Input, Run};
-use crate::saves::{self, Saves};
+use crate::saves::{self, GameKey, Saves};
 use crate::ui;
 
 /// One thing the player (or a script) does.
@@ -100,9 +100,15 @@ pub struct App {
 }
 
 impl App {
-    /// A new game from `seed`, with its saves in `dir` (or the platform's data folder).
-    pub fn new(dir: Option<PathBuf>, seed: u64, autosave_every: u64) -> savegame::Result<App> {
-        let saves = Saves::open(dir, autosave_every)?;
+    /// A new game from `seed`, with its saves in `dir` (or the platform's data folder),
+    /// sealed with `key`.
+    pub fn new(
+        dir: Option<PathBuf>,
+        seed: u64,
+        autosave_every: u64,
+        key: &GameKey,
+    ) -> savegame::Result<App> {
+        let saves = Saves::open(dir, autosave_every, key)?;
         let mut app = App {
             game: Game::new(seed),
             saves,
@@ -652,7 +658,7 @@ mod tests {
     use super::*;
 
     fn app(dir: &tempfile::TempDir) -> App {
-        App::new(Some(dir.path().to_path_buf()), 1, 25).unwrap()
+        App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap()
     }
 
     /// The recording is finished (it has its end chunk) once the game has quit.
@@ -731,7 +737,8 @@ mod tests {
         assert!(app.quit, "{:?}", app.notes);
 
         // A new session loads the quicksave: the game as it was.
-        let mut again = App::new(Some(dir.path().to_path_buf()), 99, 25).unwrap();
+        let mut again =
+            App::new(Some(dir.path().to_path_buf()), 99, 25, &GameKey::built_in()).unwrap();
         again.handle(Command::Load(SlotId::Quicksave));
         assert_eq!(again.game.state_hash(), played, "{:?}", again.notes);
     }

@@ -196,6 +196,7 @@ pub fn run(app: &mut App) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::saves::GameKey;
 
     fn press(app: &mut App, code: KeyCode) -> Option<Command> {
         let mut pending = Pending::None;
@@ -205,7 +206,8 @@ mod tests {
     #[test]
     fn esc_asks_before_quitting_in_play_and_means_back_everywhere_else() {
         let dir = tempfile::tempdir().unwrap();
-        let mut app = App::new(Some(dir.path().to_path_buf()), 1, 25).unwrap();
+        let mut app =
+            App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap();
         assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::AskQuit));
         assert_eq!(press(&mut app, KeyCode::Char('Q')), Some(Command::Quit));
 
@@ -236,7 +238,8 @@ mod tests {
     #[test]
     fn f5_quicksaves_f9_quickloads_and_the_menus_a_takes_the_newest_autosave() {
         let dir = tempfile::tempdir().unwrap();
-        let mut app = App::new(Some(dir.path().to_path_buf()), 1, 25).unwrap();
+        let mut app =
+            App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap();
         assert_eq!(press(&mut app, KeyCode::F(5)), Some(Command::Quicksave));
         assert_eq!(
             press(&mut app, KeyCode::F(9)),

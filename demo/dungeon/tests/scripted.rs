@@ -2,9 +2,11 @@
 //! save, quit, restart, load; edit and undo, across a save; watch a replay to the end; a
 //! corrupted slot in the menu; old saves from earlier versions of the game; autosaves.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Runs the game on `script` with its saves in `dir`; returns what it printed.
 fn play(dir: &Path, script: &str) -> String {
@@ -12,7 +14,7 @@ fn play(dir: &Path, script: &str) -> String {
 }
 
 fn play_with(dir: &Path, script: &str, args: &[&str]) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dungeon"))
+    let mut child = common::dungeon()
         .arg("--save-dir")
         .arg(dir)
         .args(["--script", "-"])

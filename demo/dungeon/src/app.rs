@@ -26,6 +26,8 @@ pub enum Command {
     Load(SlotId),
     /// Load the autosave written last.
     LoadNewestAutosave,
+    /// Put a save from version 0.1 of the game into its slot, and load it: a migration.
+    OldSave,
     Menu,
     New(u64),
     Edit,
@@ -217,6 +219,13 @@ impl App {
                     "No autosave yet: one is made every {} turns.",
                     self.saves.autosave_every
                 )),
+            },
+            Command::OldSave => match self.saves.place_old_save() {
+                Ok(message) => {
+                    self.run(Command::Load(saves::OLD_SAVE_SLOT))?;
+                    self.notes.insert(0, message);
+                }
+                Err(message) => self.note(message),
             },
             Command::Load(slot) => match self.saves.load(slot) {
                 Ok((game, snapshot, message)) => {
@@ -531,10 +540,8 @@ impl App {
             Mode::Menu(lines) => {
                 let mut out = vec!["== LOAD A GAME ==".to_string()];
                 out.extend(lines.iter().cloned());
-                out.push(
-                    "1-9: load that slot  a: the newest autosave  q: the quicksave  Esc: back"
-                        .into(),
-                );
+                out.push("1-9: load that slot  a: the newest autosave  q: the quicksave".into());
+                out.push("o: put a save from version 0.1 in slot 5 and load it  Esc: back".into());
                 out
             }
             Mode::Watch(w) => {

@@ -154,6 +154,15 @@ pub fn migrations() -> savegame::Result<Migrations> {
     Ok(v2.with(savegame::embed_migrations!("migrations")?))
 }
 
+/// A save that version 0.1 of the game wrote (schema v1: `x`, `y`, `bag: [..]`), sealed with
+/// the built-in key: the load menu's `o` puts it into a slot to show a migration. It is the
+/// committed fixture itself, not a copy.
+const OLD_SAVE: &[u8] = include_bytes!("../fixtures/v1-slot5.sav");
+
+/// The slot the old save was written to. A save's header names its slot, and is
+/// authenticated: the file opens only there.
+pub const OLD_SAVE_SLOT: SlotId = SlotId::Numbered(5);
+
 /// The slot kinds the menu shows.
 fn slot_label(slot: SlotId) -> String {
     match slot {
@@ -169,6 +178,15 @@ pub fn slot_name(slot: SlotId) -> String {
         SlotId::Numbered(n) => format!("slot {n}"),
         SlotId::Autosave(n) => format!("autosave {n}"),
         _ => "the quicksave".into(),
+    }
+}
+
+/// "Slot 5" for "slot 5".
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -300,6 +318,38 @@ impl Saves {
         Ok((game, loaded.snapshot, message))
     }
 
+    /// Puts the save version 0.1 of the game wrote into [`OLD_SAVE_SLOT`], as a player who
+    /// kept an old save file would; only into an empty slot, and only when the game uses the
+    /// built-in key (the file is sealed with it). Returns what to tell the player.
+    pub fn place_old_save(&self) -> Result<String, String> {
+        if !self.key.is_built_in() {
+            return Err(format!(
+                "The old save is sealed with the game's built-in key; this game uses {}, \
+                 so it could not open it.",
+                self.key.source()
+            ));
+        }
+        let slot = OLD_SAVE_SLOT;
+        match self.manager.exists(slot) {
+            Ok(false) => {}
+            Ok(true) => {
+                return Err(format!(
+                    "The old save goes into {} (its header names it), which holds a save.",
+                    slot_name(slot)
+                ));
+            }
+            Err(e) => return Err(format!("Could not look at {}: {e}", slot_name(slot))),
+        }
+        self.manager
+            .storage()
+            .write(&slot.file_name(), OLD_SAVE, 0)
+            .map_err(|e| format!("Could not write the old save: {e}"))?;
+        Ok(format!(
+            "{} now holds a save from version 0.1 of the game (schema v1).",
+            capitalized(&slot_name(slot))
+        ))
+    }
+
     /// The load menu: one line per slot, from headers alone.
     pub fn menu(&self) -> Vec<String> {
         let slots = match self.manager.list() {
@@ -321,7 +371,10 @@ impl Saves {
         )];
         for info in slots {
             let state = match &info.status {
-                SlotStatus::Ready => "ok".to_string(),
+                SlotStatus::Ready => match info.schema_version() {
+                    Some(v) if v < SCHEMA => format!("ok, schema v{v}: migrates on load"),
+                    _ => "ok".to_string(),
+                },
                 SlotStatus::NewerSchema { found, .. } => format!("NEWER VERSION (v{found})"),
                 SlotStatus::NeedsKey => "needs another key".into(),
                 SlotStatus::Unreadable { .. } if info.backups > 0 => {

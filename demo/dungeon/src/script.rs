@@ -8,6 +8,7 @@
 //! save 2            # save to slot 2
 //! load 2            # load slot 2 (or A1 for autosave 1, A for the newest autosave, Q for the quicksave)
 //! quicksave         # save to the quicksave slot (F5); quickload loads it (F9)
+//! oldsave           # put a save from version 0.1 in slot 5 and load it (the menu's o)
 //! menu              # show the load menu
 //! new 7             # a new game from seed 7
 //! edit              # open the editor
@@ -104,6 +105,7 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
             w => Command::Load(slot(w)?),
         },
         "quicksave" => Command::Quicksave,
+        "oldsave" => Command::OldSave,
         "quickload" => Command::Load(SlotId::Quicksave),
         "menu" => Command::Menu,
         "new" => Command::New(number(words.next(), "seed")?),

@@ -102,6 +102,7 @@ fn command(app: &mut App, key: KeyEvent, pending: &mut Pending) -> Option<Comman
             }
             KeyCode::Char('a') => Some(Command::LoadNewestAutosave),
             KeyCode::Char('q') => Some(Command::Load(SlotId::Quicksave)),
+            KeyCode::Char('o') => Some(Command::OldSave),
             _ => Some(Command::Leave),
         },
         Mode::Edit { cursor, drag_start } => {

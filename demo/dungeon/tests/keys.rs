@@ -124,3 +124,19 @@ fn a_savegame_key_that_is_not_a_key_stops_the_game_with_a_usage_error() {
     );
     assert!(!dir.path().join("slot-001.sav").exists());
 }
+
+#[test]
+fn the_old_save_is_not_offered_under_another_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        &["--save-dir", dir.path().to_str().unwrap(), "--script", "-"],
+        Some(HEX),
+        "oldsave\nquit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("> The old save is sealed with the game's built-in key; this game uses the key in SAVEGAME_KEY"),
+        "{stdout}"
+    );
+    assert!(!dir.path().join("slot-005.sav").exists());
+}

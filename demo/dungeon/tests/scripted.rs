@@ -416,3 +416,36 @@ fn a_quicksave_is_made_and_loaded() {
     assert!(q.contains("Level 1, turn 2") && q.ends_with("ok"), "{q}");
     assert!(dir.path().join("quicksave.sav").is_file());
 }
+
+/// Issue 16: a first-time user never saw an old save migrated. The menu's `o` puts the save
+/// version 0.1 wrote into slot 5 (the fixture itself), and loads it.
+#[test]
+fn the_menus_old_save_is_placed_in_slot_5_and_migrated_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(dir.path(), "oldsave\nstate\nmenu\noldsave\nstate\nquit\n");
+    assert!(
+        out.contains("> Slot 5 now holds a save from version 0.1 of the game (schema v1)."),
+        "{out}"
+    );
+    assert!(out.contains("from schema v1: brought up to v3"), "{out}");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let expected = std::fs::read_to_string(fixtures.join("v1-slot5.expected")).unwrap();
+    let s = states(&out);
+    for kv in expected.split_whitespace() {
+        let (k, v) = kv.split_once('=').unwrap();
+        assert_eq!(field(s[0], k), v, "{}", s[0]);
+    }
+    // The menu says it is old; the file is the fixture, byte for byte.
+    let line = out.lines().find(|l| l.starts_with("5 ")).unwrap();
+    assert!(line.ends_with("ok, schema v1: migrates on load"), "{line}");
+    assert_eq!(
+        std::fs::read(dir.path().join("slot-005.sav")).unwrap(),
+        std::fs::read(fixtures.join("v1-slot5.sav")).unwrap()
+    );
+    // Slot 5 is taken now: the second time, nothing is overwritten, and nothing changes.
+    assert!(
+        out.contains("> The old save goes into slot 5 (its header names it), which holds a save."),
+        "{out}"
+    );
+    assert_eq!(game_part(s[1]), game_part(s[0]));
+}

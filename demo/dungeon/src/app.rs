@@ -182,6 +182,9 @@ impl App {
         if let Err(e) = self.run(command) {
             self.notes.push(format!("Error: {e}"));
         }
+        if let Some(landed) = self.saves.landed() {
+            self.notes.push(landed);
+        }
     }
 
     fn note(&mut self, text: impl Into<String>) {
@@ -300,8 +303,20 @@ impl App {
             Command::Play(elapsed) => {
                 if let Mode::Watch(w) = &mut self.mode
                     && !w.paused
+                    && !w.player.is_finished()
                 {
                     w.player.advance(&mut w.game, elapsed)?;
+                    if w.player.is_finished() {
+                        let sync = match w.player.first_desync() {
+                            Some(_) => "with a DESYNC",
+                            None => "in sync all the way",
+                        };
+                        let end = format!(
+                            "The end of the replay: the game at turn {}, {sync}.",
+                            w.game.clock.turn
+                        );
+                        self.note(end);
+                    }
                 }
             }
             Command::Pause => {
@@ -318,6 +333,14 @@ impl App {
                 if let Mode::Watch(w) = &mut self.mode {
                     let turn = turn.min(w.player.frame_count());
                     w.player.seek(&mut w.game, turn)?;
+                    let at = |frame| ui::clock(duration_of(frame, w.player.frame_rate()));
+                    let message = format!(
+                        "Seek: {} of {}, the game at turn {}.",
+                        at(turn),
+                        at(w.player.frame_count()),
+                        w.game.clock.turn
+                    );
+                    self.note(message);
                 }
             }
             Command::Flush => self.saves.flush(),
@@ -342,7 +365,12 @@ impl App {
                 self.mode = Mode::Play;
                 self.saves.flush();
                 if let Some(run) = self.run.take() {
-                    run.finish()?;
+                    let frames = run.frames();
+                    let path = run.finish()?;
+                    self.note(format!(
+                        "Goodbye. The recording of this run ({frames} frames) is complete: {}",
+                        path.display()
+                    ));
                 }
                 self.quit = true;
             }

@@ -31,15 +31,15 @@ usage: dungeon [--save-dir DIR] [--script FILE|-] [--seed N] [--autosave TURNS]
 Keys: the saves are sealed with the game's built-in key. A dev build (not --release) takes
 the key from SAVEGAME_KEY instead when it is set, as the savegame CLI does.";
 
-/// What runs when no terminal is attached and no script is given: a short game, shown.
+/// What runs when no terminal is attached and no script is given: a short game that shows
+/// every feature the README promises, in a fresh folder of its own.
 const DEMO: &str = "\
 screen
 south 2
 east 6
 save 1
 east 2
-menu
-done
+quicksave
 edit
 room 14 3 20 8
 put 17 5 potion
@@ -47,15 +47,36 @@ screen
 undo
 redo
 done
+south 4
+east 4
+wait 3
+west 6
+flush
+load 1
+oldsave
+menu
+done
 watch
-seek 5
+seek 12
 screen
 play 30
-state
 done
-state
+east
 quit
+yes
 ";
+
+/// The scripted demonstration's folder: its own, emptied at each run, so it never touches
+/// the player's saves and always starts from nothing.
+fn demo_folder() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join("dungeon-demo");
+    match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
 
 struct Options {
     print_key: bool,
@@ -132,7 +153,19 @@ fn main() -> ExitCode {
         let _ = writeln!(std::io::stdout(), "{}", key.hex());
         return ExitCode::SUCCESS;
     }
-    let mut app = match dungeon::app::App::new(o.save_dir, o.seed, o.autosave_every, &key) {
+    let scripted_demo =
+        o.script.is_none() && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal());
+    let save_dir = match o.save_dir {
+        None if scripted_demo => match demo_folder() {
+            Ok(dir) => Some(dir),
+            Err(e) => {
+                eprintln!("dungeon: cannot make a folder for the demonstration: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+        dir => dir,
+    };
+    let mut app = match dungeon::app::App::new(save_dir, o.seed, o.autosave_every, &key) {
         Ok(app) => app,
         Err(e) => {
             eprintln!("dungeon: cannot open the saves: {e}");
@@ -149,7 +182,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() => {
+        None if !scripted_demo => {
             drop(out);
             dungeon::term::run(&mut app)
         }
@@ -157,10 +190,10 @@ fn main() -> ExitCode {
             let folder = app.saves.folder();
             let _ = writeln!(
                 out,
-                "(No terminal attached: a scripted demonstration. Saves go to {}, sealed \
-                 with {}.\n To look inside them with the savegame CLI:\n   export \
-                 {KEY_ENV}=$(cargo run -q -p dungeon -- --print-key)\n   cargo run -q -p \
-                 savegame-cli -- list {})",
+                "(No terminal attached: a scripted demonstration. Its saves go to {}, sealed \
+                 with {}; your own saves are not touched.\n To look inside them with the \
+                 savegame CLI afterwards:\n   export {KEY_ENV}=$(cargo run -q -p dungeon -- \
+                 --print-key)\n   cargo run -q -p savegame-cli -- list {})",
                 folder.display(),
                 app.saves.key.source(),
                 folder.display()

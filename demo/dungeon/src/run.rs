@@ -173,11 +173,12 @@ impl Run {
         Ok(Some((player, game)))
     }
 
-    /// Finishes the recording: the replay file is complete.
+    /// Finishes the recording: the replay file is complete. Returns where it is.
     ///
     /// # Errors
     /// When the end of the recording cannot be written.
-    pub fn finish(self) -> savegame::Result<()> {
-        self.recorder.finish().map(|_| ())
+    pub fn finish(self) -> savegame::Result<PathBuf> {
+        self.recorder.finish()?;
+        Ok(self.path)
     }
 }

@@ -204,6 +204,8 @@ pub struct Saves {
     pending: Option<(u64, SaveHandle)>,
     /// What the status line says about autosaves.
     pub autosave_note: String,
+    /// An autosave that landed (or failed) since the game last asked.
+    landed: Option<String>,
 }
 
 impl Saves {
@@ -232,6 +234,7 @@ impl Saves {
             autosave_every,
             pending: None,
             autosave_note: "autosave: none yet".into(),
+            landed: None,
         })
     }
 
@@ -434,19 +437,28 @@ impl Saves {
         };
         match handle.status() {
             SaveStatus::Queued | SaveStatus::Writing => self.pending = Some((turn, handle)),
-            SaveStatus::Saved => {
-                let slot = handle
-                    .wait()
-                    .map(|r| slot_label(r.slot))
-                    .unwrap_or_default();
-                self.autosave_note = format!("autosave: turn {turn} saved to {slot}");
-            }
             _ => match handle.wait() {
-                Ok(_) => {}
+                Ok(report) => {
+                    self.autosave_note =
+                        format!("autosave: turn {turn} saved to {}", slot_label(report.slot));
+                    self.landed = Some(format!(
+                        "Autosaved turn {turn} to {}, in the background.",
+                        slot_name(report.slot)
+                    ));
+                }
+                // A newer autosave replaced it before it was written: that one will land.
                 Err(savegame::Error::Superseded) => {}
-                Err(e) => self.autosave_note = format!("autosave FAILED: {e}"),
+                Err(e) => {
+                    self.autosave_note = format!("autosave FAILED: {e}");
+                    self.landed = Some(format!("The autosave of turn {turn} FAILED: {e}"));
+                }
             },
         }
+    }
+
+    /// What to tell the player about an autosave that landed (or failed) since the last call.
+    pub fn landed(&mut self) -> Option<String> {
+        self.landed.take()
     }
 
     /// Waits for a pending autosave (when quitting, or before a test looks at the folder).

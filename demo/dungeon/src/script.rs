@@ -157,6 +157,8 @@ pub fn run(app: &mut App, script: impl BufRead, out: &mut impl Write) -> std::io
                 for row in app.screen() {
                     writeln!(out, "{row}")?;
                 }
+                // The screen showed the game's messages; they are not printed again.
+                app.game.messages.clear();
             }
             Ok(Some(Line::State)) => writeln!(out, "{}", app.state_line())?,
             Ok(Some(Line::Game(command, times))) => {

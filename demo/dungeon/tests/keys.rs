@@ -23,12 +23,11 @@ fn run(args: &[&str], key: Option<&str>, stdin: &str) -> Output {
         command.env("SAVEGAME_KEY", key);
     }
     let mut child = command.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    // A game that refuses to start exits before it reads its script: the pipe is closed.
+    if let Err(e) = written {
+        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "{e}");
+    }
     child.wait_with_output().unwrap()
 }
 

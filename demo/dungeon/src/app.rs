@@ -178,7 +178,11 @@ impl App {
 
     /// Does one command; what it had to say is in [`notes`](Self::notes).
     pub fn handle(&mut self, command: Command) {
-        self.notes.clear();
+        // A terminal plays a replay with a Play every frame: what the last key said stays
+        // on the screen until the next key, unless playing has something to say itself.
+        if !matches!(command, Command::Play(_)) {
+            self.notes.clear();
+        }
         if let Err(e) = self.run(command) {
             self.notes.push(format!("Error: {e}"));
         }
@@ -801,6 +805,29 @@ mod tests {
                 .iter()
                 .any(|l| l.contains("[########----] 0:01/0:01")),
             "{screen:#?}"
+        );
+    }
+
+    #[test]
+    fn what_a_key_said_while_watching_stays_on_screen_as_the_replay_plays() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..3 {
+            app.handle(App::walk(Dir::South));
+        }
+        app.handle(Command::Watch);
+        app.handle(Command::Seek(1));
+        assert_eq!(app.notes, ["Seek: 0:00 of 0:00, the game at turn 1."]);
+        // Frames of a terminal's loop: the seek's note stays; the end is said once.
+        for _ in 0..3 {
+            app.handle(Command::Play(Duration::from_millis(400)));
+        }
+        assert_eq!(
+            app.notes,
+            [
+                "Seek: 0:00 of 0:00, the game at turn 1.",
+                "The end of the replay: the game at turn 3, in sync all the way."
+            ]
         );
     }
 

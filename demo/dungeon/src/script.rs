@@ -163,6 +163,9 @@ pub fn run(app: &mut App, script: impl BufRead, out: &mut impl Write) -> std::io
             Ok(Some(Line::State)) => writeln!(out, "{}", app.state_line())?,
             Ok(Some(Line::Game(command, times))) => {
                 for _ in 0..times {
+                    // Notes were printed as they came; a Play keeps the last key's (for a
+                    // terminal's screen), which a script must not print twice.
+                    app.notes.clear();
                     app.handle(command.clone());
                     for note in &app.notes {
                         writeln!(out, "> {note}")?;

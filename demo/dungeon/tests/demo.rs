@@ -98,6 +98,9 @@ fn the_scripted_demo_shows_every_feature_the_readme_promises() {
     ] {
         assert!(!out.contains(wrong), "{wrong:?} in:\n{out}");
     }
+    // Each note once: a Play keeps the seek's note for a terminal's screen, and the script
+    // printed it again after the next command.
+    assert_eq!(out.matches("> Seek: ").count(), 1, "{out}");
     // The replay screen has one turn counter: the replayed game's.
     let replay: Vec<&str> = out
         .lines()

@@ -28,25 +28,39 @@ pub enum Command {
     LoadNewestAutosave,
     /// Put a save from version 0.1 of the game into its slot, and load it: a migration.
     OldSave,
+    /// Open the load menu.
     Menu,
+    /// A new game from this seed (a new run).
     New(u64),
+    /// Open the editor.
     Edit,
+    /// Leave the editor, the replay or the menu (as [`Leave`](Self::Leave)).
     Done,
+    /// Editor: move the cursor here.
     Cursor(Pos),
+    /// Editor: a wall here.
     Wall(Pos),
+    /// Editor: floor here.
     Floor(Pos),
+    /// Editor: this item here.
     Put(Pos, Item),
+    /// Editor: take the item here away.
     Take(Pos),
     /// A room outline dragged from one corner to another, one cell per frame.
     Room(Pos, Pos),
+    /// Editor: undo the last change.
     Undo,
+    /// Editor: redo what was undone.
     Redo,
     /// Watch the run so far from its start.
     Watch,
     /// Let this much playback time pass (a terminal's frame, or a script's `play`).
     Play(Duration),
+    /// Watching: pause, or go on.
     Pause,
+    /// Watching: play at this speed (1.0 is 4 frames a second).
     Speed(f64),
+    /// Watching: jump to this frame of the run.
     Seek(u64),
     /// Back: leave the editor, the replay, the menu or the quit question (Esc).
     Leave,
@@ -65,19 +79,28 @@ pub enum Command {
 
 /// Watching a replay.
 pub struct Watching {
+    /// The replay of the run.
     pub player: ReplayPlayer,
+    /// The game as the replay has brought it to its position.
     pub game: Game,
+    /// Playback is paused.
     pub paused: bool,
 }
 
 /// What the screen shows.
 pub enum Mode {
+    /// Playing.
     Play,
+    /// The editor.
     Edit {
+        /// Where the next edit goes.
         cursor: Pos,
+        /// The layout when a room drag began, while it lasts.
         drag_start: Option<Layout>,
     },
+    /// The load menu, its lines.
     Menu(Vec<String>),
+    /// Watching the run so far.
     Watch(Box<Watching>),
     /// The question "quit?", over the game.
     Quitting,
@@ -85,14 +108,19 @@ pub enum Mode {
 
 /// The program's state.
 pub struct App {
+    /// The game in play.
     pub game: Game,
+    /// Its saves.
     pub saves: Saves,
+    /// The editor and its history.
     pub editor: Editor,
+    /// What the screen shows.
     pub mode: Mode,
     /// Changes since the last save or load.
     pub dirty: bool,
     /// The editor changed the level since it was opened.
     edited: bool,
+    /// The game has quit: the loop that drives it stops.
     pub quit: bool,
     /// The run being recorded (`None` once the game has quit).
     run: Option<Run>,

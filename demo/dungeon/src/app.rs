@@ -4,109 +4,141 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use savegame::replay::{Player as ReplayPlayer, Recorder, Replayable};
-use savegame::{SlotId, Snapshot};
+use savegame::replay::{Player as ReplayPlayer, duration_of};
+use savegame::{Originator, SlotId, Snapshot};
 
 use crate::editor::{Editor, outline};
 use crate::model::{Action, Dir, Game, Item, Layout, Pos, Tile};
-use crate::saves::Saves;
+use crate::run::{Input, Run};
+use crate::saves::{self, GameKey, Saves};
 use crate::ui;
-
-/// Turns a replay records per second of playback.
-pub const TURNS_PER_SECOND: u32 = 4;
 
 /// One thing the player (or a script) does.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
+    /// Play a turn.
     Act(Action),
+    /// Save to a numbered slot.
     Save(u32),
+    /// Save to the quicksave slot (F5).
+    Quicksave,
+    /// Load a slot (the quicksave's is F9).
     Load(SlotId),
+    /// Load the autosave written last.
+    LoadNewestAutosave,
+    /// Put a save from version 0.1 of the game into its slot, and load it: a migration.
+    OldSave,
+    /// Open the load menu.
     Menu,
+    /// A new game from this seed (a new run).
     New(u64),
+    /// Open the editor.
     Edit,
+    /// Leave the editor, the replay or the menu (as [`Leave`](Self::Leave)).
     Done,
+    /// Editor: move the cursor here.
     Cursor(Pos),
+    /// Editor: a wall here.
     Wall(Pos),
+    /// Editor: floor here.
     Floor(Pos),
+    /// Editor: this item here.
     Put(Pos, Item),
+    /// Editor: take the item here away.
     Take(Pos),
     /// A room outline dragged from one corner to another, one cell per frame.
     Room(Pos, Pos),
+    /// Editor: undo the last change.
     Undo,
+    /// Editor: redo what was undone.
     Redo,
     /// Watch the run so far from its start.
     Watch,
     /// Let this much playback time pass (a terminal's frame, or a script's `play`).
     Play(Duration),
+    /// Watching: pause, or go on.
     Pause,
+    /// Watching: play at this speed (1.0 is 4 frames a second).
     Speed(f64),
+    /// Watching: jump to this frame of the run.
     Seek(u64),
+    /// Back: leave the editor, the replay, the menu or the quit question (Esc).
     Leave,
+    /// Wait for autosaves still being written.
     Flush,
+    /// Quit (Q): at once when everything is saved, otherwise ask first.
     Quit,
+    /// Ask whether to quit, saved or not (Esc in play: Esc means back everywhere, and one
+    /// press too many must not end the game).
+    AskQuit,
+    /// Quit now without saving: the answer yes, or the end of a script.
+    QuitNow,
+    /// Quicksave, then quit (F5 at the quit question).
+    SaveAndQuit,
 }
 
 /// Watching a replay.
 pub struct Watching {
+    /// The replay of the run.
     pub player: ReplayPlayer,
+    /// The game as the replay has brought it to its position.
     pub game: Game,
+    /// Playback is paused.
     pub paused: bool,
 }
 
 /// What the screen shows.
 pub enum Mode {
+    /// Playing.
     Play,
+    /// The editor.
     Edit {
+        /// Where the next edit goes.
         cursor: Pos,
+        /// The layout when a room drag began, while it lasts.
         drag_start: Option<Layout>,
     },
+    /// The load menu, its lines.
     Menu(Vec<String>),
+    /// Watching the run so far.
     Watch(Box<Watching>),
+    /// The question "quit?", over the game.
+    Quitting,
 }
 
 /// The program's state.
 pub struct App {
+    /// The game in play.
     pub game: Game,
+    /// Its saves.
     pub saves: Saves,
+    /// The editor and its history.
     pub editor: Editor,
+    /// What the screen shows.
     pub mode: Mode,
     /// Changes since the last save or load.
     pub dirty: bool,
-    /// The editor changed the level since the run's recording started.
+    /// The editor changed the level since it was opened.
     edited: bool,
+    /// The game has quit: the loop that drives it stops.
     pub quit: bool,
-    recorder: Option<Recorder<Action>>,
+    /// The run being recorded (`None` once the game has quit).
+    run: Option<Run>,
     seed: u64,
     /// What the last command had to say.
     pub notes: Vec<String>,
 }
 
-/// Where the current run is recorded.
-fn run_path(saves: &Saves) -> PathBuf {
-    saves.folder().join("last-run.replay")
-}
-
-impl Replayable for Game {
-    type Input = Action;
-
-    fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-        self.restore(keyframe)
-    }
-
-    fn step(&mut self, _frame: u64, input: Action) -> savegame::Result<()> {
-        Game::step(self, input);
-        Ok(())
-    }
-
-    fn state_hash(&self) -> Option<u64> {
-        Some(Game::state_hash(self))
-    }
-}
-
 impl App {
-    /// A new game from `seed`, with its saves in `dir` (or the platform's data folder).
-    pub fn new(dir: Option<PathBuf>, seed: u64, autosave_every: u64) -> savegame::Result<App> {
-        let saves = Saves::open(dir, autosave_every)?;
+    /// A new game from `seed`, with its saves in `dir` (or the platform's data folder),
+    /// sealed with `key`.
+    pub fn new(
+        dir: Option<PathBuf>,
+        seed: u64,
+        autosave_every: u64,
+        key: &GameKey,
+    ) -> savegame::Result<App> {
+        let saves = Saves::open(dir, autosave_every, key)?;
         let mut app = App {
             game: Game::new(seed),
             saves,
@@ -115,7 +147,7 @@ impl App {
             dirty: false,
             edited: false,
             quit: false,
-            recorder: None,
+            run: None,
             seed,
             notes: Vec::new(),
         };
@@ -123,27 +155,29 @@ impl App {
         Ok(app)
     }
 
-    /// Starts recording a run from the game as it is now.
+    /// Starts recording a run from the game as it is now (a new game).
     fn start_recording(&mut self) -> savegame::Result<()> {
-        if let Some(old) = self.recorder.take() {
+        if let Some(old) = self.run.take() {
             old.finish()?;
         }
-        // The manager's recorder seals the replay with the save key, at the save schema.
-        let recorder = self
-            .saves
-            .manager()
-            .recorder()
-            .frame_rate(TURNS_PER_SECOND)
-            .keyframe_every(50)
-            .seed(self.seed)
-            .label(format!(
-                "Level {} from turn {}",
-                self.game.level.number, self.game.clock.turn
-            ))
-            .app_version(env!("CARGO_PKG_VERSION"))
-            .create(run_path(&self.saves))?;
-        self.recorder = Some(recorder);
+        self.run = Some(Run::start(&self.saves, &self.game, self.seed)?);
         Ok(())
+    }
+
+    /// Before something changes the game: the recording's keyframe, if one is due.
+    fn before_frame(&mut self) -> savegame::Result<()> {
+        match &mut self.run {
+            Some(run) => run.keyframe_if_due(&self.game),
+            None => Ok(()),
+        }
+    }
+
+    /// After it changed the game: the frame that says how.
+    fn record(&mut self, input: &Input) -> savegame::Result<()> {
+        match &mut self.run {
+            Some(run) => run.record(input, &self.game),
+            None => Ok(()),
+        }
     }
 
     fn snapshot(&self, manual: bool) -> savegame::Result<Snapshot> {
@@ -158,17 +192,9 @@ impl App {
             self.note("You are dead. Load a save, or start a new game.");
             return Ok(());
         }
-        if let Some(recorder) = &mut self.recorder {
-            if recorder.keyframe_due() {
-                let mut keyframe = recorder.snapshot();
-                self.game.capture(&mut keyframe)?;
-                recorder.keyframe(&keyframe)?;
-            }
-            self.game.step(action);
-            recorder.frame(&action, Some(self.game.state_hash()))?;
-        } else {
-            self.game.step(action);
-        }
+        self.before_frame()?;
+        self.game.step(action);
+        self.record(&Input::Turn(action))?;
         self.dirty = true;
         self.saves.poll();
         if self.saves.autosave_due(self.game.clock.turn) {
@@ -180,9 +206,16 @@ impl App {
 
     /// Does one command; what it had to say is in [`notes`](Self::notes).
     pub fn handle(&mut self, command: Command) {
-        self.notes.clear();
+        // A terminal plays a replay with a Play every frame: what the last key said stays
+        // on the screen until the next key, unless playing has something to say itself.
+        if !matches!(command, Command::Play(_)) {
+            self.notes.clear();
+        }
         if let Err(e) = self.run(command) {
             self.notes.push(format!("Error: {e}"));
+        }
+        if let Some(landed) = self.saves.landed() {
+            self.notes.push(landed);
         }
     }
 
@@ -200,9 +233,13 @@ impl App {
                     self.turn(action)?;
                 }
             }
-            Command::Save(n) => {
+            Command::Save(_) | Command::Quicksave => {
+                let slot = match command {
+                    Command::Save(n) => SlotId::Numbered(n),
+                    _ => SlotId::Quicksave,
+                };
                 let snapshot = self.snapshot(true)?;
-                match self.saves.save(n, &snapshot) {
+                match self.saves.save(slot, &snapshot) {
                     Ok(message) => {
                         self.editor.history.mark_saved();
                         self.dirty = false;
@@ -211,14 +248,30 @@ impl App {
                     Err(message) => self.note(message),
                 }
             }
+            Command::LoadNewestAutosave => match self.saves.newest_autosave() {
+                Some(slot) => self.run(Command::Load(slot))?,
+                None => self.note(format!(
+                    "No autosave yet: one is made every {} turns.",
+                    self.saves.autosave_every
+                )),
+            },
+            Command::OldSave => match self.saves.place_old_save() {
+                Ok(message) => {
+                    self.run(Command::Load(saves::OLD_SAVE_SLOT))?;
+                    self.notes.insert(0, message);
+                }
+                Err(message) => self.note(message),
+            },
             Command::Load(slot) => match self.saves.load(slot) {
                 Ok((game, snapshot, message)) => {
+                    // The run goes on: the load is one of its frames.
+                    self.before_frame()?;
                     self.game = game;
+                    self.record(&Input::loaded(saves::slot_name(slot), &self.game))?;
                     self.editor.restore(&snapshot)?;
                     self.dirty = false;
                     self.mode = Mode::Play;
                     self.note(message);
-                    self.start_recording()?;
                 }
                 Err(message) => self.note(message),
             },
@@ -234,6 +287,8 @@ impl App {
                 self.note(format!("A new game, seed {seed}."));
             }
             Command::Edit => {
+                // The keyframe before the edits, should one be due: the edits are one frame.
+                self.before_frame()?;
                 self.mode = Mode::Edit {
                     cursor: self.game.player.pos,
                     drag_start: None,
@@ -280,8 +335,20 @@ impl App {
             Command::Play(elapsed) => {
                 if let Mode::Watch(w) = &mut self.mode
                     && !w.paused
+                    && !w.player.is_finished()
                 {
                     w.player.advance(&mut w.game, elapsed)?;
+                    if w.player.is_finished() {
+                        let sync = match w.player.first_desync() {
+                            Some(_) => "with a DESYNC",
+                            None => "in sync all the way",
+                        };
+                        let end = format!(
+                            "The end of the replay: the game at turn {}, {sync}.",
+                            w.game.clock.turn
+                        );
+                        self.note(end);
+                    }
                 }
             }
             Command::Pause => {
@@ -298,13 +365,44 @@ impl App {
                 if let Mode::Watch(w) = &mut self.mode {
                     let turn = turn.min(w.player.frame_count());
                     w.player.seek(&mut w.game, turn)?;
+                    let at = |frame| ui::clock(duration_of(frame, w.player.frame_rate()));
+                    let message = format!(
+                        "Seek: {} of {}, the game at turn {}.",
+                        at(turn),
+                        at(w.player.frame_count()),
+                        w.game.clock.turn
+                    );
+                    self.note(message);
                 }
             }
             Command::Flush => self.saves.flush(),
-            Command::Quit => {
+            Command::Quit | Command::AskQuit => {
+                if command == Command::Quit && !self.dirty {
+                    return self.run(Command::QuitNow);
+                }
+                // Whatever was open is closed properly first (an edit is recorded).
+                self.leave()?;
+                self.mode = Mode::Quitting;
+            }
+            Command::SaveAndQuit => {
+                self.run(Command::Quicksave)?;
+                if self.dirty {
+                    // The save failed (its note says why): the game stays open.
+                    self.mode = Mode::Play;
+                } else {
+                    self.run(Command::QuitNow)?;
+                }
+            }
+            Command::QuitNow => {
+                self.mode = Mode::Play;
                 self.saves.flush();
-                if let Some(recorder) = self.recorder.take() {
-                    recorder.finish()?;
+                if let Some(run) = self.run.take() {
+                    let frames = run.frames();
+                    let path = run.finish()?;
+                    self.note(format!(
+                        "Goodbye. The recording of this run ({frames} frames) is complete: {}",
+                        path.display()
+                    ));
                 }
                 self.quit = true;
             }
@@ -314,7 +412,7 @@ impl App {
 
     fn leave(&mut self) -> savegame::Result<()> {
         match &self.mode {
-            Mode::Watch(_) => self.note("Back to the game."),
+            Mode::Watch(_) | Mode::Quitting => self.note("Back to the game."),
             Mode::Edit { drag_start, .. } => {
                 if drag_start.is_some() {
                     // A drag cut short: nothing recorded, the preview is taken back.
@@ -324,9 +422,9 @@ impl App {
                     self.editor.drag_from = None;
                 }
                 if self.edited {
-                    // A replay cannot know what the editor did: a new run starts here.
+                    // The run goes on: what the editor made of the level is one frame.
                     self.edited = false;
-                    self.start_recording()?;
+                    self.record(&Input::Edited(self.game.level.layout.create_memento()))?;
                 }
             }
             _ => {}
@@ -408,33 +506,20 @@ impl App {
         Ok(())
     }
 
-    /// Watches the run so far: the recording is finished, played back from its start, and a
-    /// new one begins where the game is.
+    /// Watches the run so far from its start; the recording goes on afterwards.
     fn watch(&mut self) -> savegame::Result<()> {
-        if self.recorder.as_ref().is_some_and(|r| r.position() == 0) {
+        let Some(run) = &mut self.run else {
+            return Ok(());
+        };
+        let Some((player, game)) = run.watch(&self.saves)? else {
             self.note("Nothing to watch yet: this run has no turns.");
             return Ok(());
-        }
-        if let Some(recorder) = self.recorder.take() {
-            recorder.finish()?;
-        }
-        // The run so far becomes the one being watched; the next run records from here.
-        let path = run_path(&self.saves);
-        let watched = path.with_file_name("watched-run.replay");
-        std::fs::rename(&path, &watched).map_err(|e| savegame::Error::Io {
-            path: path.clone(),
-            source: e,
-        })?;
-        // Keyframes from an older version of the game migrate as saves do.
-        let mut player = self.saves.manager().replay_player().open(&watched)?;
-        let mut game = Game::new(0);
-        player.seek(&mut game, 0)?;
-        let turns = player.frame_count();
+        };
         self.note(format!(
-            "Watching {turns} turns ({}).",
-            player.header().label()
+            "Watching the run so far: {} ({} frames).",
+            ui::clock(player.duration()),
+            player.frame_count()
         ));
-        self.start_recording()?;
         self.mode = Mode::Watch(Box::new(Watching {
             player,
             game,
@@ -463,21 +548,33 @@ impl App {
         format!("{slot}{backup} | {saved} | {}", self.saves.autosave_note)
     }
 
+    /// The quit question and its answers, while it is asked.
+    pub fn question(&self) -> Option<[String; 2]> {
+        if !matches!(self.mode, Mode::Quitting) {
+            return None;
+        }
+        Some(if self.dirty {
+            [
+                "Quit with unsaved changes? What you did since your last save is lost.".into(),
+                "y: quit without saving  F5: quicksave, then quit  n or Esc: keep playing".into(),
+            ]
+        } else {
+            [
+                "Quit the game? Everything is saved.".into(),
+                "y: quit  n or Esc: keep playing".into(),
+            ]
+        })
+    }
+
     /// The screen for the current mode.
     pub fn screen(&self) -> Vec<String> {
         match &self.mode {
-            Mode::Play => ui::screen(
-                &self.game,
-                "DUNGEON",
-                &[],
-                &[
-                    "arrows: walk  .: wait".into(),
-                    "p: potion  s1-9: save".into(),
-                    "L: load  e: editor".into(),
-                    "r: replay  Q: quit".into(),
-                ],
-                &self.status(),
-            ),
+            Mode::Quitting => {
+                let mut out = self.play_screen();
+                out.extend(self.question().into_iter().flatten());
+                out
+            }
+            Mode::Play => self.play_screen(),
             Mode::Edit { cursor, drag_start } => {
                 let mut overlay = vec![(*cursor, 'X')];
                 if let (Some(from), Some(_)) = (self.editor.drag_from, drag_start) {
@@ -491,34 +588,68 @@ impl App {
                     "u: undo  y: redo".into(),
                     "Esc: back".into(),
                 ]);
-                ui::screen(&self.game, "EDITOR", &overlay, &side, &self.status())
+                ui::screen(
+                    &self.game,
+                    "EDITOR",
+                    &overlay,
+                    &side,
+                    &[ui::EDITOR_LEGEND],
+                    &self.status(),
+                )
             }
             Mode::Menu(lines) => {
                 let mut out = vec!["== LOAD A GAME ==".to_string()];
                 out.extend(lines.iter().cloned());
-                out.push("1-9: load that slot  a: autosave  q: quicksave  Esc: back".into());
+                out.push("1-9: load that slot  a: the newest autosave  q: the quicksave".into());
+                out.push("o: put a save from version 0.1 in slot 5 and load it  Esc: back".into());
                 out
             }
             Mode::Watch(w) => {
-                let speed = if w.paused {
-                    "paused".to_string()
-                } else {
-                    format!("{}x", w.player.speed())
-                };
+                let p = &w.player;
+                let at = |frame: u64| ui::clock(duration_of(frame, p.frame_rate()));
+                // The turn is the replayed game's own, in the panel above: the replay's
+                // position is shown as time, so the screen has one turn counter.
                 let side = vec![
-                    "REPLAY".into(),
-                    format!("turn {}/{}", w.player.position(), w.player.frame_count()),
-                    speed,
-                    match w.player.first_desync() {
-                        Some(d) => format!("DESYNC at turn {}", d.frame),
+                    if w.paused {
+                        "REPLAY  paused".into()
+                    } else {
+                        format!("REPLAY  {}x", p.speed())
+                    },
+                    format!(
+                        "{} {}/{}",
+                        ui::bar(p.position(), p.frame_count()),
+                        at(p.position()),
+                        at(p.frame_count())
+                    ),
+                    match p.first_desync() {
+                        Some(d) => format!("DESYNC at {}", at(d.frame)),
                         None => "in sync".into(),
                     },
                     "space: pause  f: 4x".into(),
-                    "<- ->: seek  Esc: back".into(),
+                    "<- ->: seek  Home End".into(),
+                    "Esc: back".into(),
                 ];
-                ui::screen(&w.game, "REPLAY", &[], &side, &self.status())
+                ui::screen(&w.game, "REPLAY", &[], &side, &[], &self.status())
             }
         }
+    }
+
+    /// The game, its panel of keys, the status line.
+    fn play_screen(&self) -> Vec<String> {
+        ui::screen(
+            &self.game,
+            "DUNGEON",
+            &[],
+            &[
+                "arrows: walk  .: wait".into(),
+                "p: potion  s1-9: save".into(),
+                "F5: quicksave  F9: load it".into(),
+                "L: load  e: editor".into(),
+                "r: replay  Q: quit".into(),
+            ],
+            &[],
+            &self.status(),
+        )
     }
 
     /// One line of state for scripts and tests.
@@ -583,5 +714,196 @@ impl App {
     /// The moves of the arrow keys.
     pub fn walk(dir: Dir) -> Command {
         Command::Act(Action::Move(dir))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use savegame::Key;
+    use savegame::replay::ReplayHeader;
+
+    use super::*;
+
+    fn app(dir: &tempfile::TempDir) -> App {
+        App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap()
+    }
+
+    /// The recording is finished (it has its end chunk) once the game has quit.
+    fn recording_finished(dir: &tempfile::TempDir) -> bool {
+        let key = Key::from_bytes(saves::KEY);
+        ReplayHeader::read(dir.path().join("last-run.replay"), Some(&key))
+            .unwrap()
+            .is_complete()
+    }
+
+    #[test]
+    fn quitting_with_unsaved_changes_asks_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        assert!(app.dirty);
+        app.handle(Command::Quit);
+        assert!(!app.quit);
+        assert!(matches!(app.mode, Mode::Quitting));
+        let [question, answers] = app.question().unwrap();
+        assert!(question.contains("unsaved changes"), "{question}");
+        assert!(answers.contains("F5"), "{answers}");
+        assert!(app.screen().ends_with(&[question, answers]));
+
+        // No: back to the game, which goes on.
+        app.handle(Command::Leave);
+        assert!(matches!(app.mode, Mode::Play));
+        assert!(app.question().is_none());
+        app.handle(App::walk(Dir::East));
+        assert_eq!(app.game.clock.turn, 2);
+
+        // Yes: quits without saving, and the recording is finished.
+        app.handle(Command::Quit);
+        app.handle(Command::QuitNow);
+        assert!(app.quit);
+        assert!(app.question().is_none(), "answered, no longer asked");
+        assert!(!app.saves.manager().exists(SlotId::Quicksave).unwrap());
+        assert!(recording_finished(&dir));
+    }
+
+    #[test]
+    fn quitting_when_everything_is_saved_does_not_ask() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        app.handle(Command::Save(1));
+        assert!(!app.dirty, "{:?}", app.notes);
+        app.handle(Command::Quit);
+        assert!(app.quit);
+        assert!(recording_finished(&dir));
+    }
+
+    #[test]
+    fn esc_in_play_asks_even_when_everything_is_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(Command::AskQuit);
+        assert!(!app.quit);
+        let [question, _] = app.question().unwrap();
+        assert!(question.contains("Everything is saved"), "{question}");
+        app.handle(Command::Leave);
+        assert!(matches!(app.mode, Mode::Play));
+        assert!(!app.quit);
+    }
+
+    #[test]
+    fn f5_at_the_question_quicksaves_then_quits() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..3 {
+            app.handle(App::walk(Dir::South));
+        }
+        let played = app.game.state_hash();
+        app.handle(Command::Quit);
+        app.handle(Command::SaveAndQuit);
+        assert!(app.quit, "{:?}", app.notes);
+
+        // A new session loads the quicksave: the game as it was.
+        let mut again =
+            App::new(Some(dir.path().to_path_buf()), 99, 25, &GameKey::built_in()).unwrap();
+        again.handle(Command::Load(SlotId::Quicksave));
+        assert_eq!(again.game.state_hash(), played, "{:?}", again.notes);
+    }
+
+    /// Issue 16: the replay screen showed "turn 6/31" next to "Turn 32".
+    #[test]
+    fn the_replay_screen_has_one_turn_counter() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..6 {
+            app.handle(App::walk(Dir::South));
+        }
+        app.handle(Command::Watch);
+        app.handle(Command::Play(Duration::from_secs(1)));
+        let screen = app.screen();
+        let counters: Vec<&String> = screen
+            .iter()
+            .filter(|l| l.to_lowercase().contains("turn "))
+            .collect();
+        assert_eq!(counters.len(), 1, "{screen:#?}");
+        assert!(counters[0].contains("Turn 4"), "{counters:?}");
+        // The replay's position is time: 4 of 6 frames at 4 a second.
+        assert!(
+            screen
+                .iter()
+                .any(|l| l.contains("[########----] 0:01/0:01")),
+            "{screen:#?}"
+        );
+    }
+
+    #[test]
+    fn what_a_key_said_while_watching_stays_on_screen_as_the_replay_plays() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        for _ in 0..3 {
+            app.handle(App::walk(Dir::South));
+        }
+        app.handle(Command::Watch);
+        app.handle(Command::Seek(1));
+        assert_eq!(app.notes, ["Seek: 0:00 of 0:00, the game at turn 1."]);
+        // Frames of a terminal's loop: the seek's note stays; the end is said once.
+        for _ in 0..3 {
+            app.handle(Command::Play(Duration::from_millis(400)));
+        }
+        assert_eq!(
+            app.notes,
+            [
+                "Seek: 0:00 of 0:00, the game at turn 1.",
+                "The end of the replay: the game at turn 3, in sync all the way."
+            ]
+        );
+    }
+
+    /// Issue 16: the map had no legend for its symbols.
+    #[test]
+    fn every_symbol_on_the_map_is_in_its_legend() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        let mut seen = std::collections::BTreeSet::new();
+        let mut check = |screen: Vec<String>| {
+            // Entries are "symbol name", two spaces apart.
+            let legend: String = screen
+                .iter()
+                .filter(|l| l.starts_with(ui::LEGEND) || l.starts_with(ui::EDITOR_LEGEND))
+                .flat_map(|l| l.split("  ").filter_map(|entry| entry.chars().next()))
+                .collect();
+            for row in &screen[1..=crate::model::HEIGHT as usize] {
+                for glyph in row.chars().take(crate::model::WIDTH as usize) {
+                    assert!(legend.contains(glyph), "{glyph:?} is not in {legend:?}");
+                    seen.insert(glyph);
+                }
+            }
+        };
+        check(app.screen());
+        app.handle(Command::Edit);
+        app.begin_room(Pos::new(14, 3)).unwrap();
+        app.drag_room(Pos::new(18, 6));
+        check(app.screen());
+        // The test looked at every kind of thing the map draws.
+        let all: std::collections::BTreeSet<char> = "@rg!$k#.X+".chars().collect();
+        assert_eq!(seen, all);
+    }
+
+    #[test]
+    fn quitting_from_the_editor_keeps_the_edit_in_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(&dir);
+        app.handle(App::walk(Dir::East));
+        app.handle(Command::Edit);
+        app.handle(Command::Wall(Pos::new(5, 5)));
+        app.handle(Command::Quit);
+        assert!(matches!(app.mode, Mode::Quitting));
+        // Changed her mind: the run so far has the turn and the edit.
+        app.handle(Command::Leave);
+        app.handle(Command::Watch);
+        let Mode::Watch(w) = &app.mode else {
+            panic!("not watching: {:?}", app.notes)
+        };
+        assert_eq!(w.player.frame_count(), 2);
     }
 }

@@ -11,6 +11,7 @@ pub const HISTORY_ID: &str = "editor";
 
 /// The editor's state: its history and a drag in progress.
 pub struct Editor {
+    /// The layout's history: what undo and redo walk.
     pub history: History<Layout>,
     /// The corner a room drag started from, while the drag lasts.
     pub drag_from: Option<Pos>,
@@ -135,7 +136,10 @@ impl Editor {
             "EDITOR".into(),
             format!("Undo: {}", self.history.undo_name().unwrap_or("-")),
             format!("Redo: {}", self.history.redo_name().unwrap_or("-")),
-            format!("{} entries", self.history.len()),
+            match self.history.len() {
+                1 => "1 entry".to_string(),
+                n => format!("{n} entries"),
+            },
         ]
     }
 

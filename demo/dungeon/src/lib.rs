@@ -4,6 +4,7 @@
 pub mod app;
 pub mod editor;
 pub mod model;
+pub mod run;
 pub mod saves;
 pub mod script;
 pub mod term;

@@ -14,18 +14,23 @@ pub const HEIGHT: i32 = 14;
 /// A cell of the map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Tile {
+    /// Walkable.
     Floor,
+    /// Not.
     Wall,
 }
 
 /// A cell's coordinates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Pos {
+    /// The column, 0 at the left.
     pub x: i32,
+    /// The row, 0 at the top.
     pub y: i32,
 }
 
 impl Pos {
+    /// The cell at column `x`, row `y`.
     pub const fn new(x: i32, y: i32) -> Self {
         Pos { x, y }
     }
@@ -48,25 +53,34 @@ impl Pos {
 /// A direction to walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Dir {
+    /// Up.
     North,
+    /// Down.
     South,
+    /// Right.
     East,
+    /// Left.
     West,
 }
 
 impl Dir {
+    /// Every direction, in the order monsters try them.
     pub const ALL: [Dir; 4] = [Dir::North, Dir::South, Dir::East, Dir::West];
 }
 
 /// Something on the floor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Item {
+    /// Heals 8 hit points when drunk.
     Potion,
+    /// Gold.
     Gold,
+    /// A key.
     Key,
 }
 
 impl Item {
+    /// Its name, as inventories, saves and scripts write it.
     pub fn name(self) -> &'static str {
         match self {
             Item::Potion => "potion",
@@ -75,6 +89,7 @@ impl Item {
         }
     }
 
+    /// Its symbol on the map.
     pub fn glyph(self) -> char {
         match self {
             Item::Potion => '!',
@@ -83,6 +98,7 @@ impl Item {
         }
     }
 
+    /// The item called `name`.
     pub fn from_name(name: &str) -> Option<Item> {
         [Item::Potion, Item::Gold, Item::Key]
             .into_iter()
@@ -93,20 +109,27 @@ impl Item {
 /// What a monster is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MonsterKind {
+    /// 3 hit points.
     Rat,
+    /// 6 hit points.
     Goblin,
 }
 
 /// A monster on the level.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Monster {
+    /// Which one, for state hashes.
     pub id: u32,
+    /// What it is.
     pub kind: MonsterKind,
+    /// Where it is.
     pub pos: Pos,
+    /// Its hit points.
     pub hp: u32,
 }
 
 impl Monster {
+    /// Its symbol on the map.
     pub fn glyph(&self) -> char {
         match self.kind {
             MonsterKind::Rat => 'r',
@@ -118,7 +141,9 @@ impl Monster {
 /// What the player does with a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Action {
+    /// Walk (or hit the monster in the way).
     Move(Dir),
+    /// Let a turn pass.
     Wait,
     /// Drink a potion from the inventory.
     Quaff,
@@ -127,32 +152,44 @@ pub enum Action {
 /// The player.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Player {
+    /// Where the player is.
     pub pos: Pos,
+    /// Hit points.
     pub hp: u32,
+    /// Hit points at most.
     pub max_hp: u32,
+    /// Items by name, and how many.
     pub inventory: BTreeMap<String, u32>,
 }
 
 /// What the editor edits: the map and the items on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Layout {
+    /// The cells, row by row.
     pub tiles: Vec<Tile>,
+    /// What lies on the floor.
     pub items: BTreeMap<Pos, Item>,
 }
 
 /// The level: its layout and who walks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Level {
+    /// Which level, from 1.
     pub number: u32,
+    /// The map and its items.
     pub layout: Layout,
+    /// Who walks it.
     pub monsters: Vec<Monster>,
 }
 
 /// Time and chance: the turn counter, the random generator's state, the playtime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clock {
+    /// Turns played.
     pub turn: u64,
+    /// The random generator's state.
     pub rng: u64,
+    /// Time played, in milliseconds (1.5 s a turn).
     pub playtime_ms: u64,
 }
 
@@ -174,13 +211,18 @@ impl Clock {
 /// The whole game: what a save holds, and the messages of the last turns (which it does not).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Game {
+    /// The player.
     pub player: Player,
+    /// The level.
     pub level: Level,
+    /// Turn, chance and playtime.
     pub clock: Clock,
+    /// What the last turns said (the last 4); not saved.
     pub messages: Vec<String>,
 }
 
 impl Layout {
+    /// The cell at `pos`; outside the map, wall.
     pub fn tile(&self, pos: Pos) -> Tile {
         if pos.x < 0 || pos.y < 0 || pos.x >= WIDTH || pos.y >= HEIGHT {
             return Tile::Wall;
@@ -202,10 +244,12 @@ impl Layout {
 }
 
 impl Level {
+    /// The cell at `pos`; outside the map, wall.
     pub fn tile(&self, pos: Pos) -> Tile {
         self.layout.tile(pos)
     }
 
+    /// The index of the monster at `pos`, if one is there.
     pub fn monster_at(&self, pos: Pos) -> Option<usize> {
         self.monsters.iter().position(|m| m.pos == pos)
     }
@@ -286,6 +330,7 @@ impl Game {
         }
     }
 
+    /// The player has no hit points left.
     pub fn is_dead(&self) -> bool {
         self.player.hp == 0
     }
@@ -422,6 +467,12 @@ impl Game {
             eat(m.hp.into());
         }
         eat(self.level.layout.items.len() as i64);
+        // The walls too: the editor changes them, and a replay checks its edits.
+        for (i, tile) in self.level.layout.tiles.iter().enumerate() {
+            if *tile == Tile::Wall {
+                eat(i as i64);
+            }
+        }
         h
     }
 }
@@ -429,9 +480,13 @@ impl Game {
 /// The player's memento (schema v3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayerMemento {
+    /// [`Player::pos`].
     pub pos: Pos,
+    /// [`Player::hp`].
     pub hp: u32,
+    /// [`Player::max_hp`] (new in v3).
     pub max_hp: u32,
+    /// [`Player::inventory`] (v2 called it `bag`).
     pub inventory: BTreeMap<String, u32>,
 }
 
@@ -464,23 +519,31 @@ impl Originator for Player {
 /// An item on the floor, in a memento (maps with struct keys do not fit JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlacedItem {
+    /// Where it lies.
     pub pos: Pos,
+    /// What it is.
     pub item: Item,
 }
 
 /// The level's memento (schema v3): the map as rows of text, readable in a JSON save.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LevelMemento {
+    /// [`Level::number`].
     pub number: u32,
+    /// The map, a row of `#` and `.` per line.
     pub rows: Vec<String>,
+    /// What lies on the floor.
     pub items: Vec<PlacedItem>,
+    /// [`Level::monsters`].
     pub monsters: Vec<Monster>,
 }
 
 /// The layout's memento: the editor's history records these.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayoutMemento {
+    /// The map, a row of `#` and `.` per line.
     pub rows: Vec<String>,
+    /// What lies on the floor.
     pub items: Vec<PlacedItem>,
 }
 
@@ -561,8 +624,11 @@ impl Originator for Level {
 /// The clock's memento (schema v3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClockMemento {
+    /// [`Clock::turn`].
     pub turn: u64,
+    /// [`Clock::rng`].
     pub rng: u64,
+    /// [`Clock::playtime_ms`].
     pub playtime_ms: u64,
 }
 

@@ -6,7 +6,9 @@
 //! wait 2            # let turns pass
 //! quaff             # drink a potion
 //! save 2            # save to slot 2
-//! load 2            # load slot 2 (or A1 for autosave 1, Q for the quicksave)
+//! load 2            # load slot 2 (or A1 for autosave 1, A for the newest autosave, Q for the quicksave)
+//! quicksave         # save to the quicksave slot (F5); quickload loads it (F9)
+//! oldsave           # put a save from version 0.1 in slot 5 and load it (the menu's o)
 //! menu              # show the load menu
 //! new 7             # a new game from seed 7
 //! edit              # open the editor
@@ -22,8 +24,11 @@
 //! flush             # wait until autosaves have landed
 //! screen            # print the screen
 //! state             # print one STATE line (for tests)
-//! quit
+//! quit              # quit (Q): asks first when there are unsaved changes
+//! yes / no          # the answer: quit without saving / keep playing (also back)
 //! ```
+//!
+//! The end of a script quits without asking, as closing the window would.
 //!
 //! Every command prints what the game said, each line starting with `> `. A line that cannot
 //! be understood is reported and skipped: a script never crashes the game.
@@ -95,7 +100,13 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
         }
         "quaff" => Command::Act(Action::Quaff),
         "save" => Command::Save(number(words.next(), "slot")?),
-        "load" => Command::Load(slot(words.next())?),
+        "load" => match words.next() {
+            Some("A" | "a") => Command::LoadNewestAutosave,
+            w => Command::Load(slot(w)?),
+        },
+        "quicksave" => Command::Quicksave,
+        "oldsave" => Command::OldSave,
+        "quickload" => Command::Load(SlotId::Quicksave),
         "menu" => Command::Menu,
         "new" => Command::New(number(words.next(), "seed")?),
         "edit" => Command::Edit,
@@ -121,6 +132,8 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
         "seek" => Command::Seek(number(words.next(), "turn")?),
         "flush" => Command::Flush,
         "quit" => Command::Quit,
+        "yes" => Command::QuitNow,
+        "no" => Command::Leave,
         "screen" => return Ok(Some(Line::Screen)),
         "state" => return Ok(Some(Line::State)),
         other => return Err(format!("unknown command {other:?}")),
@@ -128,8 +141,9 @@ fn parse(line: &str) -> Result<Option<Line>, String> {
     Ok(Some(Line::Game(command, 1)))
 }
 
-/// Runs a script against `app`, writing what happens to `out`. Stops at `quit` or at the end
-/// of the script (which quits too, so the recording and autosaves are finished).
+/// Runs a script against `app`, writing what happens to `out`. Stops when the game quits, or
+/// at the end of the script (which quits without asking, so the recording and autosaves are
+/// finished).
 ///
 /// # Errors
 /// Only when `out` cannot be written.
@@ -143,10 +157,15 @@ pub fn run(app: &mut App, script: impl BufRead, out: &mut impl Write) -> std::io
                 for row in app.screen() {
                     writeln!(out, "{row}")?;
                 }
+                // The screen showed the game's messages; they are not printed again.
+                app.game.messages.clear();
             }
             Ok(Some(Line::State)) => writeln!(out, "{}", app.state_line())?,
             Ok(Some(Line::Game(command, times))) => {
                 for _ in 0..times {
+                    // Notes were printed as they came; a Play keeps the last key's (for a
+                    // terminal's screen), which a script must not print twice.
+                    app.notes.clear();
                     app.handle(command.clone());
                     for note in &app.notes {
                         writeln!(out, "> {note}")?;
@@ -160,12 +179,15 @@ pub fn run(app: &mut App, script: impl BufRead, out: &mut impl Write) -> std::io
                         writeln!(out, "{l}")?;
                     }
                 }
+                for l in app.question().into_iter().flatten() {
+                    writeln!(out, "? {l}")?;
+                }
             }
         }
         if app.quit {
             return Ok(());
         }
     }
-    app.handle(Command::Quit);
+    app.handle(Command::QuitNow);
     Ok(())
 }

@@ -76,24 +76,33 @@ fn command(app: &mut App, key: KeyEvent, pending: &mut Pending) -> Option<Comman
     }
     match &app.mode {
         Mode::Play => match key.code {
-            KeyCode::Char('Q') | KeyCode::Esc => Some(Command::Quit),
+            KeyCode::Char('Q') => Some(Command::Quit),
+            KeyCode::Esc => Some(Command::AskQuit),
             KeyCode::Char('.') => Some(Command::Act(Action::Wait)),
             KeyCode::Char('p') => Some(Command::Act(Action::Quaff)),
             KeyCode::Char('s') => {
                 *pending = Pending::Save;
                 None
             }
+            KeyCode::F(5) => Some(Command::Quicksave),
+            KeyCode::F(9) => Some(Command::Load(SlotId::Quicksave)),
             KeyCode::Char('L') | KeyCode::Char('o') => Some(Command::Menu),
             KeyCode::Char('e') => Some(Command::Edit),
             KeyCode::Char('r') => Some(Command::Watch),
             code => direction(code).map(App::walk),
         },
+        Mode::Quitting => match key.code {
+            KeyCode::Char('y' | 'Y') => Some(Command::QuitNow),
+            KeyCode::F(5) => Some(Command::SaveAndQuit),
+            _ => Some(Command::Leave),
+        },
         Mode::Menu(_) => match key.code {
             KeyCode::Char(c @ '1'..='9') => {
                 Some(Command::Load(SlotId::Numbered(c.to_digit(10).unwrap_or(1))))
             }
-            KeyCode::Char('a') => Some(Command::Load(SlotId::Autosave(1))),
+            KeyCode::Char('a') => Some(Command::LoadNewestAutosave),
             KeyCode::Char('q') => Some(Command::Load(SlotId::Quicksave)),
+            KeyCode::Char('o') => Some(Command::OldSave),
             _ => Some(Command::Leave),
         },
         Mode::Edit { cursor, drag_start } => {
@@ -183,4 +192,68 @@ pub fn run(app: &mut App) -> std::io::Result<()> {
         last = now;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::saves::GameKey;
+
+    fn press(app: &mut App, code: KeyCode) -> Option<Command> {
+        let mut pending = Pending::None;
+        command(app, KeyEvent::new(code, KeyModifiers::NONE), &mut pending)
+    }
+
+    #[test]
+    fn esc_asks_before_quitting_in_play_and_means_back_everywhere_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app =
+            App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap();
+        assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::AskQuit));
+        assert_eq!(press(&mut app, KeyCode::Char('Q')), Some(Command::Quit));
+
+        app.handle(Command::AskQuit);
+        assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::Leave));
+        assert_eq!(press(&mut app, KeyCode::Char('n')), Some(Command::Leave));
+        assert_eq!(press(&mut app, KeyCode::Char('y')), Some(Command::QuitNow));
+        assert_eq!(press(&mut app, KeyCode::F(5)), Some(Command::SaveAndQuit));
+
+        app.handle(Command::Menu);
+        assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::Leave));
+        app.handle(Command::Edit);
+        assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::Done));
+        app.handle(Command::Leave);
+        app.handle(App::walk(Dir::East));
+        app.handle(Command::Watch);
+        assert!(matches!(app.mode, Mode::Watch(_)), "{:?}", app.notes);
+        assert_eq!(press(&mut app, KeyCode::Esc), Some(Command::Leave));
+        // A pending save is cancelled by Esc.
+        app.handle(Command::Leave);
+        let mut pending = Pending::Save;
+        let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+        assert_eq!(command(&mut app, esc, &mut pending), None);
+        assert!(pending == Pending::None);
+        assert!(!app.quit);
+    }
+
+    #[test]
+    fn f5_quicksaves_f9_quickloads_and_the_menus_a_takes_the_newest_autosave() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app =
+            App::new(Some(dir.path().to_path_buf()), 1, 25, &GameKey::built_in()).unwrap();
+        assert_eq!(press(&mut app, KeyCode::F(5)), Some(Command::Quicksave));
+        assert_eq!(
+            press(&mut app, KeyCode::F(9)),
+            Some(Command::Load(SlotId::Quicksave))
+        );
+        app.handle(Command::Menu);
+        assert_eq!(
+            press(&mut app, KeyCode::Char('a')),
+            Some(Command::LoadNewestAutosave)
+        );
+        assert_eq!(
+            press(&mut app, KeyCode::Char('q')),
+            Some(Command::Load(SlotId::Quicksave))
+        );
+    }
 }

@@ -1,6 +1,6 @@
 //! Drawing the game as lines of text: the same screen in a terminal and in a script's output.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use crate::model::{Game, HEIGHT, Pos, Tile, WIDTH};
 
@@ -10,26 +10,18 @@ pub fn playtime(d: Duration) -> String {
     format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// `2026-11-29 20:08` (UTC), without a date crate: days since 1970 to a civil date.
+/// `1:05`: minutes and seconds, for a replay's clock.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// `2026-11-29 20:08` (UTC); `-` for a time jiff cannot represent.
 pub fn time(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
-        rem / 3600,
-        rem / 60 % 60
-    )
+    match jiff::Timestamp::try_from(t) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M").to_string(),
+        Err(_) => "-".into(),
+    }
 }
 
 /// The map with everything on it; `overlay` cells (an editor's cursor, a room being dragged)
@@ -76,12 +68,31 @@ pub fn health(hp: u32, max: u32) -> String {
     )
 }
 
-/// The whole screen: title, map with a side panel, messages, status line.
+/// What the map's symbols are: the line under every map.
+pub const LEGEND: &str = "@ you  r rat  g goblin  ! potion  $ gold  k key  # wall  . floor";
+
+/// What the editor draws over the map.
+pub const EDITOR_LEGEND: &str = "X cursor  + room being dragged";
+
+/// A progress bar: `[####--------]`.
+pub fn bar(done: u64, total: u64) -> String {
+    let width = 12;
+    let full = ((done.min(total) * width) / total.max(1)) as usize;
+    format!(
+        "[{}{}]",
+        "#".repeat(full),
+        "-".repeat(width as usize - full)
+    )
+}
+
+/// The whole screen: title, map with a side panel (lines past the map's last row follow
+/// it), the legend (with `legend` lines after the usual one), messages, status line.
 pub fn screen(
     game: &Game,
     title: &str,
     overlay: &[(Pos, char)],
     side: &[String],
+    legend: &[&str],
     status: &str,
 ) -> Vec<String> {
     let mut panel = vec![
@@ -98,13 +109,43 @@ pub fn screen(
     panel.push(String::new());
     panel.extend(side.iter().cloned());
     let mut lines = vec![format!("== {title} ==")];
-    for (i, row) in map(game, overlay).into_iter().enumerate() {
+    let rows = map(game, overlay);
+    let blank = " ".repeat(WIDTH as usize);
+    for i in 0..rows.len().max(panel.len()) {
+        let row = rows.get(i).unwrap_or(&blank);
         let right = panel.get(i).map(String::as_str).unwrap_or("");
-        lines.push(format!("{row}  {right}"));
+        lines.push(format!("{row}  {right}").trim_end().to_string());
     }
+    lines.push(LEGEND.into());
+    lines.extend(legend.iter().map(|l| l.to_string()));
     for m in &game.messages {
         lines.push(format!("> {m}"));
     }
     lines.push(format!("[{status}]"));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+
+    #[test]
+    fn times_are_shown_as_utc_dates_and_minutes() {
+        let at = |secs: u64| time(UNIX_EPOCH + Duration::from_secs(secs));
+        assert_eq!(at(0), "1970-01-01 00:00");
+        assert_eq!(at(1_700_000_000), "2023-11-14 22:13");
+        // A leap day, and the last minute before it ends.
+        assert_eq!(at(1_709_251_199), "2024-02-29 23:59");
+        assert_eq!(
+            time(UNIX_EPOCH - Duration::from_secs(86_400)),
+            "1969-12-31 00:00"
+        );
+    }
+
+    #[test]
+    fn playtime_counts_hours_minutes_and_seconds() {
+        assert_eq!(playtime(Duration::from_secs(3_723)), "1h02m03s");
+    }
 }

@@ -2,9 +2,11 @@
 //! save, quit, restart, load; edit and undo, across a save; watch a replay to the end; a
 //! corrupted slot in the menu; old saves from earlier versions of the game; autosaves.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Runs the game on `script` with its saves in `dir`; returns what it printed.
 fn play(dir: &Path, script: &str) -> String {
@@ -12,7 +14,7 @@ fn play(dir: &Path, script: &str) -> String {
 }
 
 fn play_with(dir: &Path, script: &str, args: &[&str]) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dungeon"))
+    let mut child = common::dungeon()
         .arg("--save-dir")
         .arg(dir)
         .args(["--script", "-"])
@@ -299,9 +301,10 @@ fn autosaves_land_in_the_background_in_their_own_slots() {
     );
     let autosaves: Vec<&str> = out.lines().filter(|l| l.starts_with('A')).collect();
     assert_eq!(autosaves.len(), 3, "three autosave slots: {out}");
-    assert!(autosaves.iter().all(|l| l.ends_with("ok")), "{autosaves:?}");
-    // Turn 40 reused the oldest slot, autosave 1 (turn 10).
+    assert!(autosaves.iter().all(|l| l.contains(" ok")), "{autosaves:?}");
+    // Turn 40 reused the oldest slot, autosave 1 (turn 10), and is the newest.
     assert!(autosaves[0].contains("turn 40"), "{autosaves:?}");
+    assert!(autosaves[0].ends_with("ok, newest (a)"), "{autosaves:?}");
     assert!(autosaves[1].contains("turn 20"), "{autosaves:?}");
     assert!(autosaves[2].contains("turn 30"), "{autosaves:?}");
     let fresh = tempfile::tempdir().unwrap();
@@ -316,10 +319,133 @@ fn autosaves_land_in_the_background_in_their_own_slots() {
 #[test]
 fn watching_a_run_without_turns_says_so() {
     let dir = tempfile::tempdir().unwrap();
+    let out = play(dir.path(), "watch\nstate\nquit\n");
+    assert_eq!(out.matches("> Nothing to watch yet").count(), 1, "{out}");
+    assert!(!states(&out)[0].contains("watch="), "{out}");
+}
+
+/// Issue 16: leaving the editor started a new recording, so the run so far was lost and `r`
+/// said "Nothing to watch yet".
+#[test]
+fn a_replay_is_watchable_after_leaving_the_editor() {
+    let dir = tempfile::tempdir().unwrap();
     let out = play(
         dir.path(),
-        "watch\nedit\nwall 5 5\ndone\nwatch\nstate\nquit\n",
+        "east 3\nedit\nwall 5 5\nroom 10 6 14 9\nundo\nredo\ndone\nsouth\nstate\nwatch\nplay 100\nstate\nseek 3\nstate\ndone\nwait\nstate\nwatch\nplay 100\nstate\nquit\n",
     );
-    assert_eq!(out.matches("> Nothing to watch yet").count(), 2, "{out}");
-    assert!(!states(&out)[0].contains("watch="), "{out}");
+    assert!(!out.contains("Nothing to watch yet"), "{out}");
+    let s = states(&out);
+    // Three turns, the edits (one frame), one turn.
+    assert_eq!(field(s[1], "watch"), "5/5", "{out}");
+    assert_eq!(field(s[1], "watch_hash"), field(s[0], "hash"));
+    assert_eq!(field(s[1], "desync"), "none");
+    // Before the edits: the state after three turns of the same seed, walls as generated.
+    let straight = play(tempfile::tempdir().unwrap().path(), "east 3\nstate\nquit\n");
+    assert_eq!(field(s[2], "watch"), "3/5");
+    assert_eq!(
+        field(s[2], "watch_hash"),
+        field(states(&straight)[0], "hash")
+    );
+    // The recording went on after watching: watched again, the run has the turn since.
+    assert_eq!(field(s[4], "watch"), "6/6", "{out}");
+    assert_eq!(field(s[4], "watch_hash"), field(s[3], "hash"));
+}
+
+/// Issue 16: loading a save started a new recording, so the run so far was lost.
+#[test]
+fn a_replay_is_watchable_after_a_load_and_goes_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(
+        dir.path(),
+        "east 2\nsave 1\nstate\neast 4\nstate\nload 1\nsouth\nstate\nwatch\nplay 100\nstate\nseek 6\nstate\nseek 7\nstate\nquit\n",
+    );
+    let s = states(&out);
+    let (saved, before_load, end) = (s[0], s[1], s[2]);
+    // Six turns, the load, one turn: the whole run, in sync to its end.
+    assert_eq!(field(s[3], "watch"), "8/8", "{out}");
+    assert_eq!(field(s[3], "watch_hash"), field(end, "hash"));
+    assert_eq!(field(s[3], "desync"), "none");
+    // Seeking lands on each side of the load: the game before it, and the loaded one.
+    assert_eq!(field(s[4], "watch_hash"), field(before_load, "hash"));
+    assert_eq!(field(s[5], "watch_hash"), field(saved, "hash"));
+}
+
+/// Issue 16: the load menu's `a` always loaded autosave 1, even when autosave 2 was newer.
+#[test]
+fn the_menus_a_loads_the_newest_autosave_not_autosave_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play_with(
+        dir.path(),
+        "load A\nwait 10\nflush\nwait 10\nflush\nmenu\nload A\nstate\n\
+         wait 10\nflush\nwait 10\nflush\nload A\nstate\nquit\n",
+        &["--autosave", "10"],
+    );
+    assert!(
+        out.contains("> No autosave yet: one is made every 10 turns."),
+        "{out}"
+    );
+    // The menu says which one `a` loads.
+    let a2 = out.lines().find(|l| l.starts_with("A2 ")).unwrap();
+    assert!(a2.ends_with("ok, newest (a)"), "{a2}");
+    let s = states(&out);
+    assert_eq!(
+        (field(s[0], "turn"), field(s[0], "slot")),
+        ("20", "autosave")
+    );
+    assert!(out.contains("> Loaded autosave 2."), "{out}");
+    // Turns 30 and 40: autosave 3, then the rotation reuses its oldest, autosave 1.
+    assert_eq!(field(s[1], "turn"), "40");
+    assert!(out.contains("> Loaded autosave 1."), "{out}");
+}
+
+/// Issue 16: the menu offered the quicksave, but no key made one.
+#[test]
+fn a_quicksave_is_made_and_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(
+        dir.path(),
+        "quickload\neast 2\nquicksave\nstate\neast 3\nquickload\nstate\nmenu\nquit\n",
+    );
+    assert!(out.contains("> No quicksave yet: F5 makes one."), "{out}");
+    assert!(out.contains("> Quicksaved ("), "{out}");
+    let s = states(&out);
+    assert_eq!(field(s[0], "dirty"), "false");
+    assert_eq!(game_part(s[1]), game_part(s[0]));
+    assert_eq!(field(s[1], "slot"), "quicksave");
+    let q = out.lines().find(|l| l.starts_with("Q ")).unwrap();
+    assert!(q.contains("Level 1, turn 2") && q.ends_with("ok"), "{q}");
+    assert!(dir.path().join("quicksave.sav").is_file());
+}
+
+/// Issue 16: a first-time user never saw an old save migrated. The menu's `o` puts the save
+/// version 0.1 wrote into slot 5 (the fixture itself), and loads it.
+#[test]
+fn the_menus_old_save_is_placed_in_slot_5_and_migrated_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = play(dir.path(), "oldsave\nstate\nmenu\noldsave\nstate\nquit\n");
+    assert!(
+        out.contains("> Slot 5 now holds a save from version 0.1 of the game (schema v1)."),
+        "{out}"
+    );
+    assert!(out.contains("from schema v1: brought up to v3"), "{out}");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let expected = std::fs::read_to_string(fixtures.join("v1-slot5.expected")).unwrap();
+    let s = states(&out);
+    for kv in expected.split_whitespace() {
+        let (k, v) = kv.split_once('=').unwrap();
+        assert_eq!(field(s[0], k), v, "{}", s[0]);
+    }
+    // The menu says it is old; the file is the fixture, byte for byte.
+    let line = out.lines().find(|l| l.starts_with("5 ")).unwrap();
+    assert!(line.ends_with("ok, schema v1: migrates on load"), "{line}");
+    assert_eq!(
+        std::fs::read(dir.path().join("slot-005.sav")).unwrap(),
+        std::fs::read(fixtures.join("v1-slot5.sav")).unwrap()
+    );
+    // Slot 5 is taken now: the second time, nothing is overwritten, and nothing changes.
+    assert!(
+        out.contains("> The old save goes into slot 5 (its header names it), which holds a save."),
+        "{out}"
+    );
+    assert_eq!(game_part(s[1]), game_part(s[0]));
 }

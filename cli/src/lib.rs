@@ -9,7 +9,7 @@
 //! | `savegame inspect FILE [--schema N]` | header, metadata, section offsets, CRC status, encryption |
 //! | `savegame verify FILE... [--schema N] [--migrations DIR]` | full check, one line per file |
 //! | `savegame dump FILE [--pretty]` | the document as JSON on stdout |
-//! | `savegame pack JSON --out FILE [--codec C] [--schema N]` | the reverse of `dump` |
+//! | `savegame pack JSON --out FILE [--codec C] [--schema N] [--slot S] [--now]` | the reverse of `dump`, keeping its saved-at |
 //! | `savegame migrate FILE --migrations DIR [--to N] [--dry-run]` | declarative steps, crash-safely |
 //!
 //! Keys come from `--key-file K` (32 raw bytes or 64 hex digits) or the `SAVEGAME_KEY`
@@ -142,6 +142,14 @@ enum Command {
         /// The schema version to record [default: the dump's]
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         schema: Option<u32>,
+        /// The slot to write the save for, as `list` shows it (3, "autosave 2", quicksave) or
+        /// as its file is named (slot-003.sav) [default: the dump's]
+        #[arg(long, value_name = "SLOT", value_parser = commands::parse_slot)]
+        slot: Option<savegame::SlotId>,
+        /// Stamp the current time [default: the dump's saved_at; an encrypted file is always
+        /// stamped with the current time]
+        #[arg(long)]
+        now: bool,
     },
     /// Applies declarative migration steps to a save, without the game's code. Writes the
     /// result crash-safely and keeps the old file as FILE.vN.bak (N: its schema version)
@@ -211,7 +219,17 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             out,
             codec,
             schema,
-        } => commands::pack::run(&json, &out, codec.map(Into::into), schema, key),
+            slot,
+            now,
+        } => {
+            let options = commands::pack::Options {
+                codec: codec.map(Into::into),
+                schema,
+                slot,
+                now,
+            };
+            commands::pack::run(&json, &out, options, key)
+        }
         Command::Migrate {
             file,
             migrations,

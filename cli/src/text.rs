@@ -79,6 +79,19 @@ pub fn rfc3339(t: SystemTime) -> String {
     timestamp(t).map_or_else(|| out_of_range(t), |ts| format!("{ts:.3}"))
 }
 
+/// A time written by [`rfc3339`], or any RFC 3339 time with an offset, at millisecond
+/// precision; `None` when the text is not one.
+pub fn parse_rfc3339(s: &str) -> Option<SystemTime> {
+    let ts: Timestamp = s.trim().parse().ok()?;
+    let ms = ts.as_millisecond();
+    let offset = Duration::from_millis(ms.unsigned_abs());
+    if ms >= 0 {
+        UNIX_EPOCH.checked_add(offset)
+    } else {
+        UNIX_EPOCH.checked_sub(offset)
+    }
+}
+
 /// A short UTC time for tables: `2025-11-29 20:08`.
 pub fn short_time(t: SystemTime) -> String {
     timestamp(t).map_or_else(
@@ -143,6 +156,24 @@ mod tests {
     }
 
     #[test]
+    fn rfc3339_times_read_back_to_the_millisecond() {
+        let t = |ms: u64| UNIX_EPOCH + Duration::from_millis(ms);
+        for time in [
+            t(0),
+            t(1_700_000_000_123),
+            UNIX_EPOCH - Duration::from_millis(1),
+        ] {
+            assert_eq!(parse_rfc3339(&rfc3339(time)), Some(time));
+        }
+        assert_eq!(
+            parse_rfc3339("2023-11-15T00:13:20.123+02:00"),
+            Some(t(1_700_000_000_123))
+        );
+        assert_eq!(parse_rfc3339("yesterday"), None);
+        assert_eq!(parse_rfc3339("2023-11-14"), None, "a date alone is no time");
+    }
+
+    #[test]
     fn times_beyond_the_calendar_are_shown_as_milliseconds() {
         let far = UNIX_EPOCH + Duration::from_millis(i64::MAX as u64);
         assert_eq!(
@@ -150,6 +181,7 @@ mod tests {
             format!("{} ms from 1970-01-01T00:00:00Z", i64::MAX)
         );
         assert_eq!(short_time(far), rfc3339(far));
+        assert_eq!(parse_rfc3339(&rfc3339(far)), None);
     }
 
     #[test]

@@ -284,6 +284,12 @@ fn to_json(v: &Value) -> Result<Value, At> {
     })
 }
 
+/// A value in the dump's JSON form (see the [module docs](self)), for showing it. An integer
+/// beyond 64 bits, which no codec writes, is shown as its decimal text.
+pub fn json_form(v: &Value) -> Value {
+    to_json(v).unwrap_or_else(|_| Value::String(v.to_string()))
+}
+
 /// Can this map be a plain JSON object? Its keys must be distinct strings, none starting
 /// with `$`.
 fn plain_map(entries: &[(Value, Value)]) -> bool {

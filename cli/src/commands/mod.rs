@@ -1,5 +1,6 @@
 //! One module per command; each is a thin layer over the library's public API.
 
+pub mod diff;
 pub mod dump;
 pub mod inspect;
 pub mod list;

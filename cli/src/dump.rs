@@ -23,10 +23,12 @@
 //! }
 //! ```
 //!
-//! - `slot` is `{"numbered": n}`, `{"autosave": n}` or `"quicksave"`. `encrypted` and
-//!   `saved_at` are for reading only: `pack` encrypts when it is given a key, and stamps the
-//!   time it writes. Every other field is read back by `pack`; unknown fields are refused, so a
-//!   typo in an edited dump is an error, not a silently ignored field.
+//! - `slot` is `{"numbered": n}`, `{"autosave": n}` or `"quicksave"`. `encrypted` is for
+//!   reading only: `pack` encrypts when it is given a key. `saved_at` (RFC 3339, UTC, to the
+//!   millisecond) is kept by `pack` in a plain file; an encrypted file, and a dump without
+//!   `saved_at`, are stamped with the time `pack` writes (as with `pack --now`). Every other
+//!   field is read back by `pack`; unknown fields are refused, so a typo in an edited dump is
+//!   an error, not a silently ignored field.
 //! - A memento is plain JSON wherever JSON can say what the codec said: strings, booleans,
 //!   null, integers, 64-bit floats (written so they read back bit for bit), arrays, and maps
 //!   whose keys are distinct strings. A JSON-codec save always dumps as plain JSON.
@@ -83,7 +85,7 @@ pub struct Dump {
     /// Whether the dumped file was encrypted (for reading only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
-    /// When the dumped file was written (for reading only).
+    /// When the dumped file was written: RFC 3339, UTC (`pack` keeps it in plain files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_at: Option<String>,
     /// Label, playtime, app version, user fields, thumbnail.
@@ -281,6 +283,12 @@ fn to_json(v: &Value) -> Result<Value, At> {
             }
         }
     })
+}
+
+/// A value in the dump's JSON form (see the [module docs](self)), for showing it. An integer
+/// beyond 64 bits, which no codec writes, is shown as its decimal text.
+pub fn json_form(v: &Value) -> Value {
+    to_json(v).unwrap_or_else(|_| Value::String(v.to_string()))
 }
 
 /// Can this map be a plain JSON object? Its keys must be distinct strings, none starting

@@ -14,7 +14,9 @@ pub enum Exit {
     Ok = 0,
     /// A file is bad: damaged, wrong key, newer, a failed step, an I/O error.
     Bad = 1,
-    /// The command line is wrong, or a needed key is missing or is not a key.
+    /// The command line is wrong, or a needed key is missing or is not a key. (For `diff`,
+    /// whose 1 says that the saves differ as diff(1)'s does, any failure: see
+    /// [`Failure::in_diff`].)
     Usage = 2,
 }
 
@@ -76,6 +78,16 @@ impl Failure {
         Failure {
             code: Exit::Usage,
             message: format!("{} [{kind}]", one_line(&what.to_string())),
+        }
+    }
+
+    /// This failure as `diff` reports it: exit code 2, diff(1)'s "trouble", whatever the
+    /// cause, since `diff`'s exit code 1 means that the saves differ.
+    #[must_use]
+    pub fn in_diff(self) -> Self {
+        Failure {
+            code: Exit::Usage,
+            ..self
         }
     }
 
@@ -209,6 +221,13 @@ mod tests {
             f.message
         );
         assert!(f.message.ends_with("[ChecksumMismatch]"), "{}", f.message);
+    }
+
+    #[test]
+    fn diff_reports_every_failure_as_trouble() {
+        let f = Failure::file(Path::new("a.sav"), &Error::Decrypt).in_diff();
+        assert_eq!(f.code, Exit::Usage);
+        assert!(f.message.ends_with("[Decrypt]"), "{}", f.message);
     }
 
     #[test]

@@ -9,15 +9,17 @@
 //! | `savegame inspect FILE [--schema N]` | header, metadata, section offsets, CRC status, encryption |
 //! | `savegame verify FILE... [--schema N] [--migrations DIR]` | full check, one line per file |
 //! | `savegame dump FILE [--pretty]` | the document as JSON on stdout |
-//! | `savegame pack JSON --out FILE [--codec C] [--schema N]` | the reverse of `dump` |
+//! | `savegame pack JSON --out FILE [--codec C] [--schema N] [--slot S] [--now]` | the reverse of `dump`, keeping its saved-at |
 //! | `savegame migrate FILE --migrations DIR [--to N] [--dry-run]` | declarative steps, crash-safely |
+//! | `savegame diff A B [--json] [--full] [--migrations DIR]` | what changed, memento by memento, with JSON Pointer paths |
 //!
 //! Keys come from `--key-file K` (32 raw bytes or 64 hex digits) or the `SAVEGAME_KEY`
 //! environment variable (64 hex digits), never from the command line, and are never printed.
 //!
 //! Exit codes: 0 ok; 1 a file is bad (damaged, wrong key, newer, a failed step, an I/O
 //! error); 2 usage (a wrong argument, a key file that is not a key, a key that is needed and
-//! missing).
+//! missing). `diff` follows diff(1) instead: 0 the saves hold the same, 1 they differ, 2 any
+//! failure (a bad file or a wrong key included).
 //!
 //! `--schema N` is the game's current schema version. Checking a file (`inspect`, `verify`)
 //! does not need it: without it, a save or replay at any schema version is checked for
@@ -38,6 +40,7 @@
 )]
 
 mod commands;
+mod diff;
 mod dump;
 mod failure;
 mod files;
@@ -58,9 +61,23 @@ Exit codes:
      supported (--schema N, or the last migration step), a failed migration step, or an
      I/O error
   2  usage: a wrong argument, a key file that is not a key, or no key for an encrypted file
+diff's exit codes follow diff(1) instead: 0 the saves hold the same, 1 they differ, 2 any
+failure (see diff --help).
 
 Keys: --key-file K (32 raw bytes, or 64 hexadecimal digits) or the SAVEGAME_KEY environment
 variable (64 hexadecimal digits). Keys are never taken on the command line and never printed.";
+
+/// What `diff --help` says about its exit codes, which follow diff(1), and keys.
+const DIFF_AFTER_HELP: &str = "\
+Exit codes: as diff(1)'s, unlike the other commands'
+  0  the saves hold the same: header, metadata and every memento
+  1  they differ
+  2  the comparison could not be made: a wrong argument, no key or a wrong key for an
+     encrypted save, a file that is damaged or not a save, a failed migration step, or an
+     I/O error
+
+Keys: --key-file K (32 raw bytes, or 64 hexadecimal digits) or the SAVEGAME_KEY environment
+variable (64 hexadecimal digits); the one key opens both saves (a plain save needs none).";
 
 /// Look inside, check, dump, edit and migrate savegame files.
 #[derive(Debug, Parser)]
@@ -142,6 +159,36 @@ enum Command {
         /// The schema version to record [default: the dump's]
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         schema: Option<u32>,
+        /// The slot to write the save for, as `list` shows it (3, "autosave 2", quicksave) or
+        /// as its file is named (slot-003.sav) [default: the dump's]
+        #[arg(long, value_name = "SLOT", value_parser = commands::parse_slot)]
+        slot: Option<savegame::SlotId>,
+        /// Stamp the current time [default: the dump's saved_at; an encrypted file is always
+        /// stamped with the current time]
+        #[arg(long)]
+        now: bool,
+    },
+    /// What changed between two saves: header and metadata fields, then memento by memento
+    /// the added, removed and changed ones, with the JSON Pointer paths that differ and their
+    /// old and new values (saves of any codec, plain or encrypted)
+    #[command(after_help = DIFF_AFTER_HELP)]
+    Diff {
+        /// The old save
+        a: PathBuf,
+        /// The new save
+        b: PathBuf,
+        /// Print JSON for scripts instead of text (always complete)
+        #[arg(long)]
+        json: bool,
+        /// List every path and whole values [default: 50 paths per memento, values cut at 80
+        /// columns]
+        #[arg(long)]
+        full: bool,
+        /// A folder of declarative steps (NNNN_name.json): when the schema versions differ,
+        /// the older save is migrated in memory to the newer one's before comparing
+        /// [default: compare the mementos as stored]
+        #[arg(long, value_name = "DIR")]
+        migrations: Option<PathBuf>,
     },
     /// Applies declarative migration steps to a save, without the game's code. Writes the
     /// result crash-safely and keeps the old file as FILE.vN.bak (N: its schema version)
@@ -211,7 +258,31 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             out,
             codec,
             schema,
-        } => commands::pack::run(&json, &out, codec.map(Into::into), schema, key),
+            slot,
+            now,
+        } => {
+            let options = commands::pack::Options {
+                codec: codec.map(Into::into),
+                schema,
+                slot,
+                now,
+            };
+            commands::pack::run(&json, &out, options, key)
+        }
+        Command::Diff {
+            a,
+            b,
+            json,
+            full,
+            migrations,
+        } => {
+            let options = commands::diff::Options {
+                json,
+                full,
+                migrations: migrations.as_deref(),
+            };
+            commands::diff::run(&a, &b, options, key)
+        }
         Command::Migrate {
             file,
             migrations,

@@ -283,3 +283,61 @@ fn the_deltas_column_counts_a_slots_incremental_saves() {
     manager.save(slot, &base).unwrap();
     assert_eq!(listed(dir.path()), 0);
 }
+
+/// The terminal columns `s` takes, for text of ASCII and CJK characters only (each CJK
+/// character, fullwidth punctuation included, takes two), measured here independently of the
+/// tool.
+fn columns(s: &str) -> usize {
+    s.chars().map(|c| if c >= '\u{2E80}' { 2 } else { 1 }).sum()
+}
+
+/// The column where the first `YYYY-` of a line starts.
+fn date_column(line: &str) -> Option<usize> {
+    let chars: Vec<char> = line.chars().collect();
+    (0..chars.len().saturating_sub(4)).find_map(|i| {
+        let year = &chars[i..i + 5];
+        (year[..4].iter().all(char::is_ascii_digit) && year[4] == '-')
+            .then(|| columns(&chars[..i].iter().collect::<String>()))
+    })
+}
+
+#[test]
+fn cjk_labels_line_up_in_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = savegame::SaveLoadManager::builder()
+        .directory(dir.path())
+        .build()
+        .unwrap();
+    let long = "第三关：森林深处的古老神殿，守卫者在等待勇者";
+    for (n, label) in [(1, "第三关：森林"), (2, "Level 3"), (3, long)] {
+        let mut snapshot = manager.snapshot().with_label(label);
+        snapshot.capture_memento("player", &n).unwrap();
+        manager
+            .save(savegame::SlotId::Numbered(n), &snapshot)
+            .unwrap();
+    }
+    let output = savegame().arg("list").arg(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let text = stdout_of(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    let header = lines[0].find("SAVED AT").unwrap();
+    for line in &lines[1..] {
+        assert_eq!(date_column(line), Some(header), "{text}");
+    }
+    assert!(lines[1].contains("第三关：森林 "), "{text}");
+    // The long label is cut to at most 32 columns, with an ellipsis.
+    let cut = lines[3]
+        .split("  ")
+        .find(|cell| cell.starts_with("第三关"))
+        .unwrap()
+        .trim_end();
+    assert!(
+        cut.ends_with('…') && columns(cut) <= 32,
+        "{cut:?} in\n{text}"
+    );
+    assert!(
+        columns(cut) >= 31,
+        "cut no shorter than it must be: {cut:?}"
+    );
+}

@@ -329,3 +329,21 @@ fn inspect_of_an_encrypted_replay_without_a_key_is_not_bad() {
     );
     assert!(!out.contains("BAD"), "{out}");
 }
+
+#[test]
+fn diff_refuses_a_replay_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let replay = record(dir.path(), "match.replay", 120, None);
+    let save = fixture("v3-json-plain.sav");
+    for (a, b) in [(&replay, &save), (&save, &replay)] {
+        let output = savegame().arg("diff").arg(a).arg(b).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        assert!(output.stdout.is_empty());
+        let err = stderr_of(&output);
+        assert!(
+            err.contains("match.replay: is a replay; diff compares saves")
+                && err.trim_end().ends_with("[WrongFileKind]"),
+            "{err}"
+        );
+    }
+}

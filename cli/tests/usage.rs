@@ -4,7 +4,9 @@ mod common;
 
 use common::*;
 
-const COMMANDS: [&str; 6] = ["list", "inspect", "verify", "dump", "pack", "migrate"];
+const COMMANDS: [&str; 7] = [
+    "list", "inspect", "verify", "dump", "pack", "migrate", "diff",
+];
 
 #[test]
 fn help_documents_every_command_and_the_exit_codes() {
@@ -65,6 +67,16 @@ fn usage_errors_exit_2() {
         vec!["verify", sav, "--schema", "0"],
         vec!["inspect", sav, "--schema", "x"],
         vec!["dump", sav, "--key", "00"],
+        vec!["diff", sav],
+        vec!["diff", sav, sav, "--context", "3"],
+        vec![
+            "pack",
+            json,
+            "--out",
+            "/nonexistent/x.sav",
+            "--slot",
+            "slot 1",
+        ],
     ] {
         let output = savegame().args(&args).output().unwrap();
         assert_eq!(
@@ -193,6 +205,7 @@ fn no_command_ever_prints_the_key() {
         vec!["inspect".into(), sav.clone()],
         vec!["verify".into(), sav.clone()],
         vec!["dump".into(), sav.clone()],
+        vec!["diff".into(), sav.clone(), sav.clone()],
         vec![
             "migrate".into(),
             sav.clone(),
@@ -257,6 +270,7 @@ fn a_missing_key_is_exit_2_for_every_command_that_needs_it() {
         vec!["verify", file],
         vec!["verify", file, "--migrations", steps],
         vec!["dump", file],
+        vec!["diff", file, file],
         vec!["migrate", file, "--migrations", steps],
         vec!["migrate", file, "--migrations", steps, "--dry-run"],
     ] {

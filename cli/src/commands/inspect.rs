@@ -14,7 +14,7 @@ use savegame::{Error, Key, SlotId, Snapshot};
 
 use super::list::kind_name;
 use crate::failure::{Exit, Failure, describe};
-use crate::text::{playtime, printable, rfc3339};
+use crate::text::{pad, playtime, printable, rfc3339};
 
 /// Runs `inspect`.
 ///
@@ -127,7 +127,8 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
                     let _ = writeln!(out, "mementos        {}", snapshot.len());
                     for id in snapshot.ids() {
                         let len = snapshot.raw(id).map_or(0, <[u8]>::len);
-                        let _ = writeln!(out, "  {:<24} {len:>9} bytes", printable(id));
+                        let id = pad(&printable(id), 24);
+                        let _ = writeln!(out, "  {id} {len:>9} bytes");
                     }
                 }
                 Err(e) => {

@@ -1,5 +1,6 @@
 //! One module per command; each is a thin layer over the library's public API.
 
+pub mod diff;
 pub mod dump;
 pub mod inspect;
 pub mod list;
@@ -94,4 +95,75 @@ pub fn print(text: &str) -> Result<(), Failure> {
 /// The slot as the tables show it: `1`, `autosave 2`, `quicksave`.
 pub fn slot_name(slot: savegame::SlotId) -> String {
     crate::text::printable(&slot.to_string())
+}
+
+/// A slot as the command line names it: what `list` prints (`3`, `autosave 2`, `quicksave`),
+/// `autosave-2`, or the slot's file name in a save folder (`slot-003.sav`, `autosave-2.sav`,
+/// `quicksave.sav`).
+///
+/// # Errors
+/// A message listing the accepted forms.
+pub fn parse_slot(text: &str) -> Result<savegame::SlotId, String> {
+    use savegame::SlotId;
+    let text = text.trim();
+    let number = |digits: &str| {
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse::<u32>().ok())
+            .flatten()
+    };
+    let slot = if text == "quicksave" {
+        Some(SlotId::Quicksave)
+    } else if let Some(n) = number(text) {
+        Some(SlotId::Numbered(n))
+    } else if let Some(slot) = SlotId::from_file_name(text) {
+        Some(slot)
+    } else {
+        text.strip_prefix("autosave ")
+            .or_else(|| text.strip_prefix("autosave-"))
+            .and_then(|rest| number(rest.trim_start()))
+            .map(SlotId::Autosave)
+    };
+    slot.ok_or_else(|| {
+        format!(
+            "{:?} is not a slot: use a number (3), \"autosave N\" or autosave-N, quicksave, or \
+             a slot file name (slot-003.sav)",
+            crate::text::printable(text)
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use savegame::SlotId;
+
+    use super::*;
+
+    #[test]
+    fn slots_parse_as_list_prints_them_and_as_files_name_them() {
+        for slot in [
+            SlotId::Numbered(0),
+            SlotId::Numbered(3),
+            SlotId::Numbered(4_000_000_000),
+            SlotId::Autosave(2),
+            SlotId::Quicksave,
+        ] {
+            assert_eq!(parse_slot(&slot_name(slot)), Ok(slot));
+            assert_eq!(parse_slot(&slot.file_name()), Ok(slot));
+        }
+        assert_eq!(parse_slot("autosave-7"), Ok(SlotId::Autosave(7)));
+        assert_eq!(parse_slot(" 12 "), Ok(SlotId::Numbered(12)));
+        for bad in [
+            "",
+            "-1",
+            "+3",
+            "5000000000",
+            "autosave",
+            "autosave x",
+            "slot 3",
+            "qs",
+        ] {
+            let err = parse_slot(bad).unwrap_err();
+            assert!(err.contains("is not a slot"), "{bad}: {err}");
+        }
+    }
 }

@@ -2,19 +2,53 @@
 //!
 //! The mementos are encoded again from the dump's values, so a dump that was not edited packs
 //! into the same memento bytes and metadata. The file is sealed by the library
-//! ([`Snapshot::seal_file`](savegame::Snapshot::seal_file)): encrypted when a key is given,
-//! stamped with the current time. It is written crash-safely (temporary file, fsync, rename,
-//! folder fsync), and a file it replaces is kept as `FILE.bak1`, older backups moving up one.
+//! ([`Snapshot::seal_file`](savegame::Snapshot::seal_file)), encrypted when a key is given,
+//! for the dump's slot (or `--slot`). It keeps the dump's `saved_at` (`--now`: the current
+//! time). It is written crash-safely (temporary file, fsync, rename, folder fsync), and a file
+//! it replaces is kept as `FILE.bak1`, older backups moving up one.
+//!
+//! The library seals every file at the current time. For a plain file, `pack` then writes the
+//! dump's time into the header's saved-at field and recomputes the CRC32 (`docs/format.md`).
+//! An encrypted file's header is the cipher's associated data, so it cannot be changed after
+//! sealing: an encrypted file is stamped with the current time, and `pack` says so on stderr.
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
+use savegame::envelope::CRC_LEN;
 use savegame::storage::{FsStorage, Storage, parse_backup_name};
-use savegame::{Codec, Error, Key, Snapshot};
+use savegame::{Codec, Error, Key, SlotId, Snapshot};
 
 use crate::dump::{Dump, DumpFailure, pack};
 use crate::failure::{Exit, Failure, shown};
 use crate::files::{MAX_DUMP_SIZE, MAX_SAVE_SIZE, read_capped, split_path};
+use crate::text::{parse_rfc3339, rfc3339};
+
+/// Byte offset of the saved-at field (`i64` milliseconds, little-endian) in a save's header
+/// (`docs/format.md`).
+const SAVED_AT_OFFSET: usize = 32;
+
+/// What the command line changes from the dump.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// The codec of the mementos (`--codec`) [default: the dump's].
+    pub codec: Option<Codec>,
+    /// The schema version (`--schema`) [default: the dump's].
+    pub schema: Option<u32>,
+    /// The slot (`--slot`) [default: the dump's].
+    pub slot: Option<SlotId>,
+    /// Stamp the current time instead of the dump's saved-at (`--now`).
+    pub now: bool,
+}
+
+/// Where the file's time comes from.
+enum Stamp {
+    /// The dump's saved-at.
+    Kept(SystemTime),
+    /// The current time, and why.
+    Now(&'static str),
+}
 
 /// Runs `pack`.
 ///
@@ -24,8 +58,7 @@ use crate::files::{MAX_DUMP_SIZE, MAX_SAVE_SIZE, read_capped, split_path};
 pub fn run(
     json: &Path,
     out: &Path,
-    codec: Option<Codec>,
-    schema: Option<u32>,
+    options: Options,
     key: Option<&Key>,
 ) -> Result<ExitCode, Failure> {
     let text = read_capped(json, MAX_DUMP_SIZE).map_err(|e| Failure::file(json, &e))?;
@@ -33,11 +66,26 @@ pub fn run(
         .map_err(|e| Failure::bad(json, format!("not a savegame dump: {e}"), "Dump"))?;
     drop(text);
     let was_encrypted = dumped.encrypted == Some(true);
-    let packed = pack(dumped, codec).map_err(|e| match e {
+    let mut stamp = match (&dumped.saved_at, options.now) {
+        (_, true) => Stamp::Now("--now"),
+        (None, false) => Stamp::Now("the dump has no saved_at"),
+        (Some(text), false) => Stamp::Kept(parse_rfc3339(text).ok_or_else(|| {
+            Failure::bad(
+                json,
+                format!(
+                    "at /saved_at: {:?} is not an RFC 3339 time (2025-11-29T20:08:00.123Z); \
+                     --now stamps the current time instead",
+                    crate::text::printable(text)
+                ),
+                "Dump",
+            )
+        })?),
+    };
+    let packed = pack(dumped, options.codec).map_err(|e| match e {
         DumpFailure::Library(e) => Failure::file(json, &e),
         DumpFailure::Dump(e) => Failure::bad(json, e, "Dump"),
     })?;
-    let schema = schema.unwrap_or(packed.schema_version);
+    let schema = options.schema.unwrap_or(packed.schema_version);
     if schema == 0 {
         return Err(Failure::bad(
             json,
@@ -45,10 +93,20 @@ pub fn run(
             "Dump",
         ));
     }
-    let bytes = packed
+    let slot = options.slot.unwrap_or(packed.slot);
+    let mut bytes = packed
         .snapshot
-        .seal_file(packed.slot, schema, packed.generation, key)
+        .seal_file(slot, schema, packed.generation, key)
         .map_err(|e| Failure::file(out, &e))?;
+    let mut lost = None;
+    if let Stamp::Kept(time) = stamp {
+        if key.is_some() {
+            lost = Some(time);
+            stamp = Stamp::Now("an encrypted file is sealed at the current time");
+        } else {
+            restamp(&mut bytes, time);
+        }
+    }
     if bytes.len() as u64 > MAX_SAVE_SIZE {
         let err = Error::TooLarge {
             path: out.to_path_buf(),
@@ -57,22 +115,58 @@ pub fn run(
         };
         return Err(Failure::file(out, &err));
     }
-    // What was sealed must open again before anything is replaced.
-    Snapshot::open_file(bytes.clone(), key).map_err(|e| Failure::file(out, &e))?;
+    // What was sealed must open again, at the time it was given, before anything is replaced.
+    let (header, _) =
+        Snapshot::open_file(bytes.clone(), key).map_err(|e| Failure::file(out, &e))?;
+    if let Stamp::Kept(time) = stamp
+        && header.saved_at != time
+    {
+        return Err(Failure::bad(
+            out,
+            "the saved-at time did not read back as written; nothing was written",
+            "Malformed",
+        ));
+    }
     let kept = write_keeping_backups(out, &bytes)?;
+    let when = match stamp {
+        Stamp::Kept(_) => "the dump's".to_owned(),
+        Stamp::Now(why) => format!("now: {why}"),
+    };
     let mut report = format!(
-        "wrote {}: slot {}, schema {schema}, {}, {}, {} memento(s), {} bytes\n",
+        "wrote {}: slot {}, schema {schema}, {}, {}, {} memento(s), {} bytes, saved at {} ({when})\n",
         shown(out),
-        super::slot_name(packed.slot),
+        super::slot_name(slot),
         packed.snapshot.codec().name(),
         if key.is_some() { "encrypted" } else { "plain" },
         packed.snapshot.len(),
-        bytes.len()
+        bytes.len(),
+        rfc3339(header.saved_at),
     );
     if let Some(kept) = kept {
         report.push_str(&format!("kept the file it replaced as {}\n", shown(&kept)));
     }
     super::print(&report)?;
+    if let Some(time) = lost {
+        eprintln!(
+            "savegame: note: the dump's saved-at ({}) is not kept in an encrypted file: the \
+             library seals encrypted files at the current time (pass --now to say so)",
+            rfc3339(time)
+        );
+    }
+    if let Some(named) = out
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(SlotId::from_file_name)
+        .filter(|&named| named != slot)
+    {
+        eprintln!(
+            "savegame: note: {} is the file of slot {} but holds a save for slot {}; a game \
+             refuses it there [SlotMismatch] (--slot sets the slot)",
+            shown(out),
+            super::slot_name(named),
+            super::slot_name(slot)
+        );
+    }
     if was_encrypted && key.is_none() {
         eprintln!(
             "savegame: note: the dumped file was encrypted and no key was given, so {} is not \
@@ -81,6 +175,20 @@ pub fn run(
         );
     }
     Ok(Exit::Ok.into())
+}
+
+/// Writes `time` into the saved-at field of a plain save's bytes and recomputes the CRC32
+/// trailer. (For a plain file the header is covered by the CRC alone.)
+fn restamp(bytes: &mut [u8], time: SystemTime) {
+    let millis = crate::text::unix_millis(time).to_le_bytes();
+    if let Some(field) = bytes.get_mut(SAVED_AT_OFFSET..SAVED_AT_OFFSET + millis.len()) {
+        field.copy_from_slice(&millis);
+    }
+    let Some(crc_at) = bytes.len().checked_sub(CRC_LEN) else {
+        return;
+    };
+    let crc = crc32fast::hash(&bytes[..crc_at]);
+    bytes[crc_at..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Writes `out` atomically and durably through [`FsStorage`], under the same per-file lock a

@@ -384,7 +384,41 @@ impl Snapshot {
         generation: u64,
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
-        self.seal(FileKind::Save, slot, schema_version, generation, None, key)
+        let now = std::time::SystemTime::now();
+        self.seal(
+            FileKind::Save,
+            slot,
+            schema_version,
+            generation,
+            None,
+            now,
+            key,
+        )
+    }
+
+    /// [`seal_file`](Self::seal_file), stamped `saved_at` instead of the current time (to
+    /// millisecond precision): for tools that write a file back as it was, such as the CLI's
+    /// `pack` of a `dump`. A game never needs it.
+    ///
+    /// # Errors
+    /// As for [`seal_file`](Self::seal_file).
+    pub fn seal_file_at(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        saved_at: std::time::SystemTime,
+        key: Option<&Key>,
+    ) -> Result<Vec<u8>> {
+        self.seal(
+            FileKind::Save,
+            slot,
+            schema_version,
+            generation,
+            None,
+            saved_at,
+            key,
+        )
     }
 
     /// The bytes of one journal record: this snapshot as the delta number `sequence` after the
@@ -404,10 +438,12 @@ impl Snapshot {
             schema_version,
             base_generation,
             Some(sequence),
+            std::time::SystemTime::now(),
             key,
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn seal(
         &self,
         kind: FileKind,
@@ -415,6 +451,7 @@ impl Snapshot {
         schema_version: u32,
         generation: u64,
         sequence: Option<u64>,
+        saved_at: std::time::SystemTime,
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
         let key = match key {
@@ -427,7 +464,7 @@ impl Snapshot {
             slot,
             schema_version,
             generation,
-            saved_at: std::time::SystemTime::now(),
+            saved_at,
             metadata: &self.metadata,
             key,
             delta: sequence.map(|n| (n, self.deleted_ids().collect())),

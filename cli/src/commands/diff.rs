@@ -25,8 +25,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use savegame::format::Header;
 use savegame::migrate::{Document, Value, to_document};
-use savegame::{Header, Key, Snapshot};
+use savegame::{Key, Snapshot};
 use serde::Serialize;
 
 use crate::diff::{Change, Kind, changes, push_token};

@@ -16,7 +16,6 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use savegame::envelope::CRC_LEN;
 use savegame::storage::{FsStorage, Storage, parse_backup_name};
 use savegame::{Codec, Error, Key, SlotId, Snapshot};
 
@@ -24,10 +23,6 @@ use crate::dump::{Dump, DumpFailure, pack};
 use crate::failure::{Exit, Failure, shown};
 use crate::files::{MAX_DUMP_SIZE, MAX_SAVE_SIZE, read_capped, split_path};
 use crate::text::{parse_rfc3339, rfc3339};
-
-/// Byte offset of the saved-at field (`i64` milliseconds, little-endian) in a save's header
-/// (`docs/format.md`).
-const SAVED_AT_OFFSET: usize = 32;
 
 /// What the command line changes from the dump.
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,7 +61,7 @@ pub fn run(
         .map_err(|e| Failure::bad(json, format!("not a savegame dump: {e}"), "Dump"))?;
     drop(text);
     let was_encrypted = dumped.encrypted == Some(true);
-    let mut stamp = match (&dumped.saved_at, options.now) {
+    let stamp = match (&dumped.saved_at, options.now) {
         (_, true) => Stamp::Now("--now"),
         (None, false) => Stamp::Now("the dump has no saved_at"),
         (Some(text), false) => Stamp::Kept(parse_rfc3339(text).ok_or_else(|| {
@@ -94,19 +89,17 @@ pub fn run(
         ));
     }
     let slot = options.slot.unwrap_or(packed.slot);
-    let mut bytes = packed
-        .snapshot
-        .seal_file(slot, schema, packed.generation, key)
-        .map_err(|e| Failure::file(out, &e))?;
-    let mut lost = None;
-    if let Stamp::Kept(time) = stamp {
-        if key.is_some() {
-            lost = Some(time);
-            stamp = Stamp::Now("an encrypted file is sealed at the current time");
-        } else {
-            restamp(&mut bytes, time);
+    let sealed = match stamp {
+        Stamp::Kept(time) => {
+            packed
+                .snapshot
+                .seal_file_at(slot, schema, packed.generation, time, key)
         }
-    }
+        Stamp::Now(_) => packed
+            .snapshot
+            .seal_file(slot, schema, packed.generation, key),
+    };
+    let bytes = sealed.map_err(|e| Failure::file(out, &e))?;
     if bytes.len() as u64 > MAX_SAVE_SIZE {
         let err = Error::TooLarge {
             path: out.to_path_buf(),
@@ -146,13 +139,6 @@ pub fn run(
         report.push_str(&format!("kept the file it replaced as {}\n", shown(&kept)));
     }
     super::print(&report)?;
-    if let Some(time) = lost {
-        eprintln!(
-            "savegame: note: the dump's saved-at ({}) is not kept in an encrypted file: the \
-             library seals encrypted files at the current time (pass --now to say so)",
-            rfc3339(time)
-        );
-    }
     if let Some(named) = out
         .file_name()
         .and_then(|n| n.to_str())
@@ -175,20 +161,6 @@ pub fn run(
         );
     }
     Ok(Exit::Ok.into())
-}
-
-/// Writes `time` into the saved-at field of a plain save's bytes and recomputes the CRC32
-/// trailer. (For a plain file the header is covered by the CRC alone.)
-fn restamp(bytes: &mut [u8], time: SystemTime) {
-    let millis = crate::text::unix_millis(time).to_le_bytes();
-    if let Some(field) = bytes.get_mut(SAVED_AT_OFFSET..SAVED_AT_OFFSET + millis.len()) {
-        field.copy_from_slice(&millis);
-    }
-    let Some(crc_at) = bytes.len().checked_sub(CRC_LEN) else {
-        return;
-    };
-    let crc = crc32fast::hash(&bytes[..crc_at]);
-    bytes[crc_at..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// Writes `out` atomically and durably through [`FsStorage`], under the same per-file lock a

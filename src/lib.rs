@@ -65,7 +65,11 @@
 //! |---|---|---|
 //! | `json` | yes | [`Codec::Json`] (serde_json) |
 //! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
-//! | `encryption` | yes | [`Key`] and AES-256-GCM sealing (aes-gcm, zeroize, getrandom) |
+//! | `encryption` | yes | AES-256-GCM sealing with a [`Key`], and [`Key::generate`] (aes-gcm, getrandom) |
+//!
+//! Features are additive: [`Key`] and every method that takes one exist in every build, so code
+//! that compiles with a feature compiles without it. A build without `encryption` refuses at
+//! run time what needs the cipher, with [`Error::FeatureDisabled`] (see [`crypto`]).
 //!
 //! # Design
 //!
@@ -119,8 +123,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
-#[cfg(feature = "encryption")]
-#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub mod crypto;
 pub mod envelope;
 mod error;
@@ -134,12 +136,8 @@ mod snapshot;
 pub mod storage;
 
 pub use codec::Codec;
-#[cfg(feature = "encryption")]
-#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub use crypto::Key;
 pub use envelope::Header;
-#[cfg(not(feature = "encryption"))]
-pub use envelope::Key;
 pub use error::{BoxError, Error, Result};
 pub use history::History;
 pub use manager::{

@@ -151,6 +151,11 @@ pub use replay::{Player, Recorder, ReplayHeader};
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
 /// relative to the calling crate's `Cargo.toml`. Needs the `json` feature.
 ///
+/// The expansion names this crate the way the calling crate's `Cargo.toml` does, so a renamed
+/// dependency (`sg = { package = "savegame", … }`) works. A crate that reaches `savegame` only
+/// through another crate's re-export says where it is:
+/// `embed_migrations!("migrations", crate = my_engine::savegame)`.
+///
 /// ```
 /// # // The crate's own migrations folder holds the steps of its v1 → v3 story.
 /// let migrations = savegame::embed_migrations!("migrations")?;

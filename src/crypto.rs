@@ -5,6 +5,15 @@
 //! so two saves never share a nonce (the probability of a collision after 2^32 saves with one key
 //! is about 2^-33).
 //!
+//! # Builds without the `encryption` feature
+//!
+//! [`Key`] is the same type in every build, so code written against a build with the feature
+//! compiles against one without it (features are additive). What needs the cipher or the OS
+//! random number generator fails at run time instead, with [`Error::FeatureDisabled`]
+//! (`feature: "encryption"`): [`Key::generate`], and every save, load or replay that a key is
+//! given to. Such a build never writes in the clear what it was told to seal. Making a key from
+//! bytes or hex works in every build.
+//!
 //! # What encryption protects, and what it does not
 //!
 //! A key compiled into the game stops players from editing saves in a text or hex editor, and it
@@ -13,7 +22,9 @@
 
 use std::fmt;
 
+#[cfg(feature = "encryption")]
 use aes_gcm::aead::{AeadInOut, KeyInit};
+#[cfg(feature = "encryption")]
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use zeroize::Zeroizing;
 
@@ -29,6 +40,8 @@ pub const TAG_LEN: usize = 16;
 /// A 256-bit AES-GCM key. Zeroized on drop; `Debug` prints no key bytes.
 #[derive(Clone)]
 pub struct Key {
+    // Held, and wiped on drop, in every build; only the cipher reads it.
+    #[cfg_attr(not(feature = "encryption"), allow(dead_code))]
     bytes: Zeroizing<[u8; KEY_LEN]>,
 }
 
@@ -81,15 +94,17 @@ impl Key {
     /// A new random key from the operating system's random number generator.
     ///
     /// # Errors
-    /// [`Error::Config`] if the operating system has no random number generator available.
+    /// [`Error::Config`] if the operating system has no random number generator available;
+    /// [`Error::FeatureDisabled`] in a build without the `encryption` feature.
     pub fn generate() -> Result<Self> {
         let mut key = Zeroizing::new([0u8; KEY_LEN]);
-        getrandom::fill(key.as_mut()).map_err(|e| Error::Config {
-            reason: format!("the OS random number generator failed: {e}"),
-        })?;
+        fill_random(key.as_mut())?;
         Ok(Key { bytes: key })
     }
+}
 
+#[cfg(feature = "encryption")]
+impl Key {
     fn cipher(&self) -> Aes256Gcm {
         let bytes: &[u8; KEY_LEN] = &self.bytes;
         Aes256Gcm::new(bytes.into())
@@ -134,6 +149,32 @@ impl Key {
     }
 }
 
+/// Without the cipher, sealing and opening fail: nothing is ever written in the clear in place
+/// of a sealed file, and no sealed file is reported as anything but unreadable by this build.
+#[cfg(not(feature = "encryption"))]
+impl Key {
+    /// Always [`Error::FeatureDisabled`]: this build has no cipher.
+    pub(crate) fn seal(
+        &self,
+        _nonce: &[u8; NONCE_LEN],
+        _associated_data: &[u8],
+        _buf: &mut [u8],
+    ) -> Result<[u8; TAG_LEN]> {
+        Err(disabled())
+    }
+
+    /// Always [`Error::FeatureDisabled`]: this build has no cipher.
+    pub(crate) fn open(
+        &self,
+        _nonce: &[u8; NONCE_LEN],
+        _associated_data: &[u8],
+        _buf: &mut [u8],
+        _tag: &[u8; TAG_LEN],
+    ) -> Result<()> {
+        Err(disabled())
+    }
+}
+
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Key(<redacted>)")
@@ -141,12 +182,31 @@ impl fmt::Debug for Key {
 }
 
 /// A fresh nonce from the operating system's random number generator.
+#[cfg(feature = "encryption")]
 pub(crate) fn random_nonce() -> Result<[u8; NONCE_LEN]> {
     let mut nonce = [0u8; NONCE_LEN];
-    getrandom::fill(&mut nonce).map_err(|e| Error::Config {
-        reason: format!("the OS random number generator failed: {e}"),
-    })?;
+    fill_random(&mut nonce)?;
     Ok(nonce)
+}
+
+#[cfg(feature = "encryption")]
+fn fill_random(buf: &mut [u8]) -> Result<()> {
+    getrandom::fill(buf).map_err(|e| Error::Config {
+        reason: format!("the OS random number generator failed: {e}"),
+    })
+}
+
+/// This build has no random number generator for keys (getrandom comes with `encryption`).
+#[cfg(not(feature = "encryption"))]
+fn fill_random(_buf: &mut [u8]) -> Result<()> {
+    Err(disabled())
+}
+
+#[cfg(not(feature = "encryption"))]
+fn disabled() -> Error {
+    Error::FeatureDisabled {
+        feature: "encryption",
+    }
 }
 
 fn hex_digit(c: u8) -> Option<u8> {
@@ -188,6 +248,7 @@ mod tests {
         assert!(Key::from_slice(&[1; 32]).is_ok());
     }
 
+    #[cfg(feature = "encryption")]
     #[test]
     fn seal_then_open_round_trips_and_detects_changes() {
         let key = Key::generate().unwrap();
@@ -211,5 +272,34 @@ mod tests {
             other.open(&nonce, b"header", &mut wrong_key, &tag),
             Err(Error::Decrypt)
         ));
+    }
+
+    /// A build without the cipher takes keys like any other, and refuses, with a typed error,
+    /// everything that would need the cipher or the random number generator.
+    #[cfg(not(feature = "encryption"))]
+    #[test]
+    fn without_the_feature_keys_exist_and_sealing_is_refused() {
+        let key = Key::from_bytes([9; KEY_LEN]);
+        let disabled = |r: Result<()>| {
+            matches!(
+                r,
+                Err(Error::FeatureDisabled {
+                    feature: "encryption"
+                })
+            )
+        };
+        let mut buf = b"the player's progress".to_vec();
+        assert!(disabled(
+            key.seal(&[0; NONCE_LEN], b"h", &mut buf).map(|_| ())
+        ));
+        assert_eq!(buf, b"the player's progress", "nothing is touched");
+        assert!(disabled(key.open(
+            &[0; NONCE_LEN],
+            b"h",
+            &mut buf,
+            &[0; TAG_LEN]
+        )));
+        assert!(disabled(Key::generate().map(|_| ())));
+        assert_eq!(format!("{key:?}"), "Key(<redacted>)");
     }
 }

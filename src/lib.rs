@@ -65,8 +65,12 @@
 //! |---|---|---|
 //! | `json` | yes | [`Codec::Json`] (serde_json) |
 //! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
-//! | `encryption` | yes | [`Key`] and AES-256-GCM sealing (aes-gcm, zeroize, getrandom) |
+//! | `encryption` | yes | AES-256-GCM sealing with a [`Key`], and [`Key::generate`] (aes-gcm, getrandom) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
+//!
+//! Features are additive: [`Key`] and every method that takes one exist in every build, so code
+//! that compiles with a feature compiles without it. A build without `encryption` refuses at
+//! run time what needs the cipher, with [`Error::FeatureDisabled`] (see [`crypto`]).
 //!
 //! # Design
 //!
@@ -75,7 +79,7 @@
 //!   A loaded snapshot's mementos are ranges of the file's buffer: nothing is copied.
 //! - **One file per save.** A header (readable without the key), metadata for the load menu,
 //!   the encrypted body, a CRC32. The byte layout is in `docs/format.md` and at the top of the
-//!   `envelope` module.
+//!   `format` module.
 //! - **Crash-safe writes.** A save is written to a temporary file, fsynced, the previous save is
 //!   hard-linked as a backup, the temporary file is renamed over the slot file, and the folder
 //!   is fsynced. A crash at any point leaves the old save or the new one. `save()` returning
@@ -120,8 +124,6 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
-#[cfg(feature = "encryption")]
-#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub mod crypto;
 mod error;
 pub mod format;
@@ -135,8 +137,6 @@ mod snapshot;
 pub mod storage;
 
 pub use codec::Codec;
-#[cfg(feature = "encryption")]
-#[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
 pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
 
@@ -155,6 +155,11 @@ pub use replay::{Recorder, ReplayHeader};
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
 /// relative to the calling crate's `Cargo.toml`. Needs the `json` feature.
+///
+/// The expansion names this crate the way the calling crate's `Cargo.toml` does, so a renamed
+/// dependency (`sg = { package = "savegame", … }`) works. A crate that reaches `savegame` only
+/// through another crate's re-export says where it is:
+/// `embed_migrations!("migrations", crate = my_engine::savegame)`.
 ///
 /// ```
 /// # // The crate's own migrations folder holds the steps of its v1 → v3 story.

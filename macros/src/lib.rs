@@ -5,8 +5,19 @@
 //! `include_str!`, so editing a step rebuilds the game. Adding or removing a file is noticed on
 //! the next build that recompiles the calling crate (as with every macro that lists a folder);
 //! the manager's chain check reports a step that is missing.
+//!
+//! # The path to `savegame`
+//!
+//! The expansion calls `savegame::migrate::Migrations::embedded`, through the name the calling
+//! crate gives `savegame` in its `Cargo.toml` (found with `proc-macro-crate`), so a renamed
+//! dependency (`sg = { package = "savegame", … }`, or through `[workspace.dependencies]`) works.
+//! Where the calling crate does not depend on `savegame` directly (a crate that reaches it
+//! through an engine crate that re-exports it), or its `Cargo.toml` cannot be read (a build
+//! without Cargo), the macro falls back to `::savegame`; name the path yourself with a second
+//! argument: `embed_migrations!("migrations", crate = my_engine::savegame)`.
 
 use proc_macro::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTree};
+use proc_macro_crate::{FoundCrate, crate_name};
 
 /// Embeds every `NNNN_name.json` file of a folder (relative to the calling crate's
 /// `Cargo.toml`) and parses them into `savegame::migrate::Migrations`. Use it through
@@ -15,6 +26,11 @@ use proc_macro::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTr
 /// ```text
 /// let migrations: savegame::Result<savegame::Migrations> =
 ///     savegame::embed_migrations!("migrations");
+/// // Where `savegame` is not a direct dependency, say where it is:
+/// let migrations = my_engine::savegame::embed_migrations!(
+///     "migrations",
+///     crate = my_engine::savegame
+/// );
 /// ```
 #[proc_macro]
 pub fn embed_migrations(input: TokenStream) -> TokenStream {
@@ -24,11 +40,19 @@ pub fn embed_migrations(input: TokenStream) -> TokenStream {
     }
 }
 
+const USAGE: &str =
+    "embed_migrations! takes the folder as a string literal, then optionally `crate = path`";
+
 fn expand(input: TokenStream) -> Result<TokenStream, String> {
     let mut tokens = input.into_iter();
-    let folder = match (tokens.next(), tokens.next()) {
-        (Some(TokenTree::Literal(lit)), None) => string_literal(&lit)?,
-        _ => return Err("embed_migrations! takes one string literal: the folder".into()),
+    let folder = match tokens.next() {
+        Some(TokenTree::Literal(lit)) => string_literal(&lit)?,
+        _ => return Err(USAGE.into()),
+    };
+    let krate = match tokens.next() {
+        None => savegame_path(),
+        Some(TokenTree::Punct(p)) if p.as_char() == ',' => crate_argument(tokens)?,
+        Some(_) => return Err(USAGE.into()),
     };
     let root = std::env::var("CARGO_MANIFEST_DIR")
         .map_err(|_| "embed_migrations!: CARGO_MANIFEST_DIR is not set".to_string())?;
@@ -50,7 +74,7 @@ fn expand(input: TokenStream) -> Result<TokenStream, String> {
     }
     files.sort();
 
-    // ::savegame::migrate::Migrations::embedded(&[("name", include_str!("path")), ...])
+    // <savegame>::migrate::Migrations::embedded(&[("name", include_str!("path")), ...])
     let mut pairs = TokenStream::new();
     for (name, path) in files {
         let include: TokenStream = [
@@ -75,9 +99,44 @@ fn expand(input: TokenStream) -> Result<TokenStream, String> {
             TokenTree::Punct(Punct::new(',', Spacing::Alone)),
         ]);
     }
-    let call = format!("::savegame::migrate::Migrations::embedded(&[{}])", pairs);
+    let call = format!("{krate}::migrate::Migrations::embedded(&[{pairs}])");
     call.parse()
         .map_err(|e| format!("embed_migrations!: internal error: {e:?}"))
+}
+
+/// The path of `savegame` as the calling crate names it.
+fn savegame_path() -> String {
+    match crate_name("savegame") {
+        Ok(FoundCrate::Name(name)) => format!("::{name}"),
+        // `Itself`: a target of savegame's own package. Its tests, benches, examples and
+        // doctests are crates of their own that link the library as `savegame`; the library
+        // itself does not call the macro (it would need `extern crate self as savegame;`).
+        // An error: `savegame` is not a direct dependency, or there is no `Cargo.toml` to read;
+        // `::savegame` is the best guess, and `crate = path` the way out.
+        Ok(FoundCrate::Itself) | Err(_) => "::savegame".to_owned(),
+    }
+}
+
+/// The path after `crate =` (a trailing comma is allowed).
+fn crate_argument(mut tokens: impl Iterator<Item = TokenTree>) -> Result<String, String> {
+    match tokens.next() {
+        // No second argument: a trailing comma after the folder.
+        None => return Ok(savegame_path()),
+        Some(TokenTree::Ident(id)) if id.to_string() == "crate" => {}
+        Some(_) => return Err(USAGE.into()),
+    }
+    match tokens.next() {
+        Some(TokenTree::Punct(p)) if p.as_char() == '=' => {}
+        _ => return Err(USAGE.into()),
+    }
+    let mut path: Vec<TokenTree> = tokens.collect();
+    if matches!(path.last(), Some(TokenTree::Punct(p)) if p.as_char() == ',') {
+        path.pop();
+    }
+    if path.is_empty() {
+        return Err("embed_migrations!: `crate =` needs the path to savegame".into());
+    }
+    Ok(path.into_iter().collect::<TokenStream>().to_string())
 }
 
 /// The value of a plain string literal (no escapes, no raw strings).

@@ -13,15 +13,7 @@ use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
 
-#[cfg(feature = "encryption")]
 pub use crate::crypto::Key;
-
-/// Without the `encryption` feature there are no keys: this type has no values, so every
-/// `Option<&Key>` is `None`, and encrypted files are refused with
-/// [`Error::FeatureDisabled`].
-#[cfg(not(feature = "encryption"))]
-#[derive(Debug, Clone)]
-pub enum Key {}
 
 /// The first eight bytes of every file of the savegame family.
 pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
@@ -355,7 +347,7 @@ pub(crate) fn missing_key() -> Error {
     }
 }
 
-#[cfg(feature = "encryption")]
+/// Seals a body in place ([`Error::FeatureDisabled`] without the `encryption` feature).
 pub(crate) fn seal_body(
     key: &Key,
     nonce: &[u8; NONCE_LEN],
@@ -365,17 +357,7 @@ pub(crate) fn seal_body(
     key.seal(nonce, ad, body)
 }
 
-#[cfg(not(feature = "encryption"))]
-pub(crate) fn seal_body(
-    key: &Key,
-    _: &[u8; NONCE_LEN],
-    _: &[u8],
-    _: &mut [u8],
-) -> Result<[u8; TAG_LEN]> {
-    match *key {}
-}
-
-#[cfg(feature = "encryption")]
+/// Opens a body in place ([`Error::FeatureDisabled`] without the `encryption` feature).
 pub(crate) fn open_body(
     key: &Key,
     nonce: &[u8; NONCE_LEN],
@@ -384,19 +366,6 @@ pub(crate) fn open_body(
     tag: &[u8; TAG_LEN],
 ) -> Result<()> {
     key.open(nonce, ad, body, tag)
-}
-
-/// Without the `encryption` feature there is never a key, so `open` stops at
-/// [`Error::FeatureDisabled`] before calling this.
-#[cfg(not(feature = "encryption"))]
-pub(crate) fn open_body(
-    key: &Key,
-    _: &[u8; NONCE_LEN],
-    _: &[u8],
-    _: &mut [u8],
-    _: &[u8; TAG_LEN],
-) -> Result<()> {
-    match *key {}
 }
 
 /// A fresh nonce from the operating system's random number generator.

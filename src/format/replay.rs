@@ -31,7 +31,7 @@
 //!   8                seed                u64, the game's seed (opaque to the library)
 //!   8                recorded at         i64, milliseconds since 1970-01-01T00:00:00Z
 //!   rest             metadata            a save's metadata block: playtime, label, app version,
-//!                                        user fields, thumbnail (see the `envelope` module)
+//!                                        user fields, thumbnail (see [`format`](super))
 //!
 //! end meta:
 //!   8                keyframe count      u64
@@ -45,7 +45,7 @@
 //!     4 + n            input             u32 length, the input in the codec (absent with bit 1)
 //!     8                state hash        u64 (only with bit 0)
 //!
-//! keyframe payload (plaintext): a whole save file (see the `envelope` module): file kind 1,
+//! keyframe payload (plaintext): a whole save file (see [`format`](super)): file kind 1,
 //!   unencrypted, slot numbered 0, generation = the chunk's frame, schema version = the start
 //!   chunk's, holding the keyframe's snapshot.
 //!

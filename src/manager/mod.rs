@@ -106,9 +106,8 @@ impl ManagerBuilder {
 
     /// Encrypt saves with this key, and decrypt with it. Without a key, saves are written in
     /// the clear (still checksummed), and encrypted saves are refused with
-    /// [`Error::KeyRequired`].
-    #[cfg(feature = "encryption")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+    /// [`Error::KeyRequired`]. In a build without the `encryption` feature, every save and
+    /// every load of an encrypted file with a key fails with [`Error::FeatureDisabled`].
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
         self

@@ -54,6 +54,29 @@
 //! element of an array, every value of a map, or (first) every memento; in `move` and `copy`, the
 //! `*`s of `path` take the tokens the `*`s of `from` matched, in order. A wildcard that matches
 //! nothing does nothing; a literal path that does not exist fails the step, as in RFC 6902.
+//! `~2` names a literal `*` (`/settings/~2` is the map key `"*"`), beside RFC 6901's `~0` (`~`)
+//! and `~1` (`/`); a `*` inside a longer token (`a*b`) is literal already.
+//!
+//! `test` compares maps whatever their order, arrays element by element, integers exactly,
+//! floats as floats, an integer and a float by their exact values (`9` equals `9.0`), and a
+//! 32-bit float in a save at its own precision (`0.1` equals a saved `0.1f32`).
+//!
+//! **Where step files differ from RFC 6902 and RFC 6901, on purpose.** These files rewrite
+//! players' saves, so they are strict where the RFCs are lenient, and say exactly what they
+//! address:
+//!
+//! - A member an operation does not define fails the file ([`Error::StepFile`]), where
+//!   RFC 6902 §4 ignores it: a misspelt `"defualt"` or `"vaule"` must not pass silently.
+//! - `*` is a wildcard, and `~2` the escape for a literal `*`. RFC 6901 allows no `~` escape but
+//!   `~0` and `~1`, so no valid pointer contains `~2`: the escape cannot collide with a key any
+//!   pointer names (as `\*` or `**` would), and no file that was valid before changes meaning.
+//! - `test` never rounds integers to 53 bits: `9007199254740993` does not equal
+//!   `9007199254740992` (an RFC 6902 implementation that compares numbers as doubles says it
+//!   does).
+//! - A path names at least a memento: the document's root (`""`) is not a path.
+//!
+//! The pointers of Rust steps ([`Document::pointer`], [`Document::put`] and the like) are plain
+//! RFC 6901: there, `*` is an ordinary key and `~2` an error.
 //!
 //! # Guarantees
 //!

@@ -3,10 +3,22 @@
 //!
 //! A step file is a JSON array of operations; the operations and wildcards are described in
 //! the [`migrate`](crate::migrate) module docs.
+//!
+//! Where step files differ from RFC 6902 and RFC 6901, on purpose:
+//!
+//! - A member an operation does not define is an error, where RFC 6902 §4 ignores it: these
+//!   files rewrite players' saves, and a misspelt optional member (`"defualt"`) must not pass
+//!   silently.
+//! - A path token `*` is a wildcard. `~2` stands for a literal `*` (a map key `"*"`), beside
+//!   RFC 6901's `~0` (`~`) and `~1` (`/`). RFC 6901 allows no other `~` escape, so `~2` is an
+//!   invalid pointer to every RFC 6901 parser: it cannot collide with a key any pointer could
+//!   name, and no file that was valid before changes meaning.
+//! - `test` compares integers exactly (`9007199254740993` is not `9007199254740992`), floats as
+//!   floats, and an integer with a float by their exact values.
 
 use std::fmt;
 
-use super::document::{Document, parse_pointer, pointer_of};
+use super::document::{Document, pointer_of};
 use super::error::MigrationError;
 use super::value::Value;
 
@@ -24,21 +36,42 @@ enum Token {
 }
 
 impl Pattern {
+    /// An RFC 6901 pointer in which a whole token `*` is a wildcard and the escape `~2` is a
+    /// literal `*`.
     fn parse(text: &str) -> Result<Self, String> {
-        let tokens = parse_pointer(text)
-            .map_err(|e| e.reason)?
-            .into_iter()
-            .map(|t| {
-                if t == "*" {
-                    Token::Any
-                } else {
-                    Token::Literal(t)
-                }
-            })
-            .collect::<Vec<_>>();
-        if tokens.is_empty() {
+        if text.is_empty() {
             return Err("a path must name at least a memento".into());
         }
+        let Some(rest) = text.strip_prefix('/') else {
+            return Err("a JSON Pointer starts with '/'".into());
+        };
+        let tokens = rest
+            .split('/')
+            .map(|raw| {
+                if raw == "*" {
+                    return Ok(Token::Any);
+                }
+                let mut out = String::with_capacity(raw.len());
+                let mut chars = raw.chars();
+                while let Some(c) = chars.next() {
+                    if c != '~' {
+                        out.push(c);
+                        continue;
+                    }
+                    match chars.next() {
+                        Some('0') => out.push('~'),
+                        Some('1') => out.push('/'),
+                        Some('2') => out.push('*'),
+                        _ => {
+                            return Err("'~' must be followed by 0, 1 or 2 \
+                                        (~0 is '~', ~1 is '/', ~2 is a literal '*')"
+                                .to_owned());
+                        }
+                    }
+                }
+                Ok(Token::Literal(out))
+            })
+            .collect::<Result<Vec<_>, String>>()?;
         Ok(Pattern {
             text: text.to_owned(),
             tokens,
@@ -268,7 +301,8 @@ impl PatchOp {
     }
 }
 
-/// JSON equality: numbers compare by value, whatever their representation.
+/// JSON equality, as RFC 6902's `test`: maps by their members whatever the order, arrays
+/// element by element, numbers by [`same_number`].
 fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Array(x), Value::Array(y)) => {
@@ -282,11 +316,35 @@ fn same_json(a: &Value, b: &Value) -> bool {
                         .is_some_and(|(_, v2)| same_json(v, v2))
                 })
         }
-        _ => match (a.as_f64(), b.as_f64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => a == b,
-        },
+        _ => same_number(a, b).unwrap_or_else(|| a == b),
     }
+}
+
+/// Whether two numbers are equal, or `None` when either is not a number. Integers compare
+/// exactly (a save's `u64` ids and seeds are not rounded to 53 bits); floats as floats; an
+/// integer and a float when the float is that integer exactly. A 32-bit float (MessagePack
+/// keeps them) compares at its own precision: the step file's number, always read as a
+/// 64-bit float, is rounded to 32 bits first, so `0.1` matches a saved `0.1f32`.
+fn same_number(a: &Value, b: &Value) -> Option<bool> {
+    Some(match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Int(n), Value::Float(f)) | (Value::Float(f), Value::Int(n)) => is_int(*f, *n),
+        (Value::Int(n), Value::F32(f)) | (Value::F32(f), Value::Int(n)) => {
+            is_int(f64::from(*f), *n)
+        }
+        (Value::Float(x), Value::Float(y)) => x == y,
+        (Value::F32(x), Value::F32(y)) => x == y,
+        // `as` rounds to the nearest f32.
+        (Value::F32(x), Value::Float(y)) | (Value::Float(y), Value::F32(x)) => *y as f32 == *x,
+        _ => return None,
+    })
+}
+
+/// Whether `f` is exactly the integer `n`.
+fn is_int(f: f64, n: i128) -> bool {
+    // 2^127: every integral f64 in [-2^127, 2^127) converts to i128 exactly.
+    const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f) && f as i128 == n
 }
 
 /// Parses a step file's text into its operations. Errors say which operation (by index from 0)
@@ -321,8 +379,13 @@ fn parse_op(item: &serde_json::Value) -> Result<PatchOp, String> {
         "map" => &["op", "path", "table", "default"],
         other => return Err(format!("unknown op {other:?}")),
     };
+    // RFC 6902 §4 ignores members an operation does not define; step files refuse them, so
+    // that a misspelt member cannot pass silently.
     if let Some(extra) = fields.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!("{op}: unexpected field {extra:?}"));
+        return Err(format!(
+            "{op}: unknown member {extra:?} (step files refuse members an operation does not \
+             define; RFC 6902 would ignore it)"
+        ));
     }
     let pattern = |name: &str| -> Result<Pattern, String> {
         let text = fields
@@ -590,5 +653,413 @@ mod tests {
             assert_eq!(i, index, "{file}");
             assert!(reason.contains(needle), "{file}: {reason}");
         }
+    }
+
+    /// One case of the JSON Patch community's conformance suite, in the memento model: the
+    /// case's document is the memento `d`, and its paths start with `/d`. `expected` is the
+    /// memento afterwards, or `None` when the patch must fail (to parse or to apply).
+    fn conformance(comment: &str, memento: &str, patch: &str, expected: Option<&str>) {
+        let outcome = parse_ops(patch)
+            .map_err(|(_, reason)| reason)
+            .and_then(|ops| {
+                let mut d = doc(&format!(r#"{{"d":{memento}}}"#));
+                for op in ops {
+                    op.apply(&mut d).map_err(|e| e.to_string())?;
+                }
+                Ok(d)
+            });
+        match (outcome, expected) {
+            (Ok(d), Some(expected)) => {
+                let found: serde_json::Value =
+                    serde_json::from_str(&d.memento("d").unwrap().to_string()).unwrap();
+                let expected: serde_json::Value = serde_json::from_str(expected).unwrap();
+                assert_eq!(found, expected, "{comment}");
+            }
+            (Err(_), None) => {}
+            (Ok(d), None) => panic!("{comment}: should fail, gave {}", text(&d)),
+            (Err(e), Some(_)) => panic!("{comment}: should pass, failed: {e}"),
+        }
+    }
+
+    #[test]
+    fn rfc_6902_conformance_cases() {
+        let cases: &[(&str, &str, &str, Option<&str>)] = &[
+            (
+                "add replaces any existing field",
+                r#"{"foo":null}"#,
+                r#"[{"op":"add","path":"/d/foo","value":1}]"#,
+                Some(r#"{"foo":1}"#),
+            ),
+            (
+                "add into a composite value",
+                r#"{"foo":1,"baz":[{"qux":"hello"}]}"#,
+                r#"[{"op":"add","path":"/d/baz/0/foo","value":"world"}]"#,
+                Some(r#"{"foo":1,"baz":[{"qux":"hello","foo":"world"}]}"#),
+            ),
+            (
+                "add out of bounds (upper)",
+                r#"{"bar":[1,2]}"#,
+                r#"[{"op":"add","path":"/d/bar/8","value":"5"}]"#,
+                None,
+            ),
+            (
+                "add out of bounds (lower)",
+                r#"{"bar":[1,2]}"#,
+                r#"[{"op":"add","path":"/d/bar/-1","value":"5"}]"#,
+                None,
+            ),
+            (
+                "0 can be an object member's name",
+                r#"{"foo":1}"#,
+                r#"[{"op":"add","path":"/d/0","value":"bar"}]"#,
+                Some(r#"{"foo":1,"0":"bar"}"#),
+            ),
+            (
+                "insert into an array",
+                r#"{"a":["foo","sil"]}"#,
+                r#"[{"op":"add","path":"/d/a/1","value":"bar"}]"#,
+                Some(r#"{"a":["foo","bar","sil"]}"#),
+            ),
+            (
+                "push through the last index + 1",
+                r#"{"a":["foo","sil"]}"#,
+                r#"[{"op":"add","path":"/d/a/2","value":"bar"}]"#,
+                Some(r#"{"a":["foo","sil","bar"]}"#),
+            ),
+            (
+                "add at an index past the end fails",
+                r#"{"a":["foo","sil"]}"#,
+                r#"[{"op":"add","path":"/d/a/3","value":"bar"}]"#,
+                None,
+            ),
+            (
+                "an array value added is not flattened",
+                r#"{"a":["foo","sil"]}"#,
+                r#"[{"op":"add","path":"/d/a/1","value":["bar","baz"]}]"#,
+                Some(r#"{"a":["foo",["bar","baz"],"sil"]}"#),
+            ),
+            (
+                "an object member on an array fails",
+                r#"{"a":["foo","sil"]}"#,
+                r#"[{"op":"add","path":"/d/a/bar","value":42}]"#,
+                None,
+            ),
+            (
+                "- appends, n levels down",
+                r#"{"a":[1,2,[3,[4,5]]]}"#,
+                r#"[{"op":"add","path":"/d/a/2/1/-","value":{"foo":["bar","baz"]}}]"#,
+                Some(r#"{"a":[1,2,[3,[4,5,{"foo":["bar","baz"]}]]]}"#),
+            ),
+            (
+                "1e0 is a member's name, not a number",
+                r#"{"1e0":"foo"}"#,
+                r#"[{"op":"test","path":"/d/1e0","value":"foo"}]"#,
+                Some(r#"{"1e0":"foo"}"#),
+            ),
+            (
+                "1e0 is not an array index",
+                r#"{"a":["foo","bar"]}"#,
+                r#"[{"op":"test","path":"/d/a/1e0","value":"bar"}]"#,
+                None,
+            ),
+            (
+                "an index with a leading zero is not an index",
+                r#"{"a":["foo","bar"]}"#,
+                r#"[{"op":"test","path":"/d/a/01","value":"bar"}]"#,
+                None,
+            ),
+            (
+                "00 is not an index",
+                r#"{"a":["foo","bar"]}"#,
+                r#"[{"op":"test","path":"/d/a/00","value":"foo"}]"#,
+                None,
+            ),
+            (
+                "remove with a bad number fails",
+                r#"{"a":[1,2,3,4]}"#,
+                r#"[{"op":"remove","path":"/d/a/1e0"}]"#,
+                None,
+            ),
+            (
+                "remove a member",
+                r#"{"foo":1,"bar":[1,2,3,4]}"#,
+                r#"[{"op":"remove","path":"/d/bar"}]"#,
+                Some(r#"{"foo":1}"#),
+            ),
+            (
+                "remove a nested member",
+                r#"{"foo":1,"baz":[{"qux":"hello"}]}"#,
+                r#"[{"op":"remove","path":"/d/baz/0/qux"}]"#,
+                Some(r#"{"foo":1,"baz":[{}]}"#),
+            ),
+            (
+                "repeated removes",
+                r#"{"a":[1,2,3,4]}"#,
+                r#"[{"op":"remove","path":"/d/a/1"},{"op":"remove","path":"/d/a/2"}]"#,
+                Some(r#"{"a":[1,3]}"#),
+            ),
+            (
+                "removing a member that is not there fails",
+                r#"{"foo":"bar"}"#,
+                r#"[{"op":"remove","path":"/d/baz"}]"#,
+                None,
+            ),
+            (
+                "removing an index that is not there fails",
+                r#"{"a":["foo","bar"]}"#,
+                r#"[{"op":"remove","path":"/d/a/2"}]"#,
+                None,
+            ),
+            (
+                "replace a nested value",
+                r#"{"foo":[1,2,3,4],"baz":[{"qux":"hello"}]}"#,
+                r#"[{"op":"replace","path":"/d/baz/0/qux","value":"world"}]"#,
+                Some(r#"{"foo":[1,2,3,4],"baz":[{"qux":"world"}]}"#),
+            ),
+            (
+                "replace under a missing parent fails",
+                r#"{"bar":"baz"}"#,
+                r#"[{"op":"replace","path":"/d/foo/bar","value":false}]"#,
+                None,
+            ),
+            (
+                "null is a value like any other",
+                r#"{"foo":null,"n":null}"#,
+                r#"[{"op":"test","path":"/d/foo","value":null},
+                    {"op":"copy","from":"/d/foo","path":"/d/bar"},
+                    {"op":"move","from":"/d/foo","path":"/d/baz"},
+                    {"op":"remove","path":"/d/bar"},
+                    {"op":"replace","path":"/d/n","value":"truthy"}]"#,
+                Some(r#"{"baz":null,"n":"truthy"}"#),
+            ),
+            (
+                "test ignores the order of members, nested too",
+                r#"{"foo":{"foo":1,"bar":2},"l":[{"foo":1,"bar":2}]}"#,
+                r#"[{"op":"test","path":"/d/foo","value":{"bar":2,"foo":1}},
+                    {"op":"test","path":"/d/l","value":[{"bar":2,"foo":1}]}]"#,
+                Some(r#"{"foo":{"foo":1,"bar":2},"l":[{"foo":1,"bar":2}]}"#),
+            ),
+            (
+                "test of a different value fails",
+                r#"{"foo":{"bar":[1,2,5,4]}}"#,
+                r#"[{"op":"test","path":"/d/foo","value":[1,2]}]"#,
+                None,
+            ),
+            (
+                "RFC 6901 escapes, the empty name and unusual characters",
+                r#"{"":0,"a/b":1,"c%d":2,"e^f":3,"g|h":4,"i\\j":5,"k\"l":6," ":7,"m~n":8}"#,
+                r#"[{"op":"test","path":"/d/","value":0},
+                    {"op":"test","path":"/d/a~1b","value":1},
+                    {"op":"test","path":"/d/c%d","value":2},
+                    {"op":"test","path":"/d/e^f","value":3},
+                    {"op":"test","path":"/d/g|h","value":4},
+                    {"op":"test","path":"/d/i\\j","value":5},
+                    {"op":"test","path":"/d/k\"l","value":6},
+                    {"op":"test","path":"/d/ ","value":7},
+                    {"op":"test","path":"/d/m~0n","value":8}]"#,
+                Some(r#"{"":0,"a/b":1,"c%d":2,"e^f":3,"g|h":4,"i\\j":5,"k\"l":6," ":7,"m~n":8}"#),
+            ),
+            (
+                "~01 is ~1, not /",
+                r#"{"~1":1,"/":2}"#,
+                r#"[{"op":"replace","path":"/d/~01","value":9}]"#,
+                Some(r#"{"~1":9,"/":2}"#),
+            ),
+            (
+                "move to the same location has no effect",
+                r#"{"foo":1}"#,
+                r#"[{"op":"move","from":"/d/foo","path":"/d/foo"}]"#,
+                Some(r#"{"foo":1}"#),
+            ),
+            (
+                "move into an array",
+                r#"{"baz":[{"qux":"hello"}],"bar":1}"#,
+                r#"[{"op":"move","from":"/d/baz/0/qux","path":"/d/baz/1"}]"#,
+                Some(r#"{"baz":[{},"hello"],"bar":1}"#),
+            ),
+            (
+                "copy",
+                r#"{"baz":[{"qux":"hello"}],"bar":1}"#,
+                r#"[{"op":"copy","from":"/d/baz/0","path":"/d/boo"}]"#,
+                Some(r#"{"baz":[{"qux":"hello"}],"bar":1,"boo":{"qux":"hello"}}"#),
+            ),
+            (
+                "missing value",
+                r#"{"a":[1]}"#,
+                r#"[{"op":"add","path":"/d/a/-"}]"#,
+                None,
+            ),
+            (
+                "missing from",
+                r#"{"a":[1]}"#,
+                r#"[{"op":"copy","path":"/d/a/-"}]"#,
+                None,
+            ),
+            (
+                "an unrecognised op",
+                r#"{"foo":1}"#,
+                r#"[{"op":"spam","path":"/d/foo","value":1}]"#,
+                None,
+            ),
+        ];
+        for (comment, memento, patch, expected) in cases {
+            conformance(comment, memento, patch, *expected);
+        }
+    }
+
+    /// RFC 6902 §4 says members an operation does not define "MUST be ignored". Step files
+    /// refuse them, deliberately: a misspelt member must not pass silently in a file that
+    /// rewrites players' saves. This is the community suite's "spurious patch properties" case.
+    #[test]
+    fn members_an_operation_does_not_define_are_refused() {
+        conformance(
+            "spurious patch properties (a deliberate deviation)",
+            r#"{"foo":1}"#,
+            r#"[{"op":"test","path":"/d/foo","value":1,"spurious":1}]"#,
+            None,
+        );
+        for (file, member) in [
+            (
+                r#"[{"op":"test","path":"/d/foo","value":1,"spurious":1}]"#,
+                "spurious",
+            ),
+            (
+                r#"[{"op":"map","path":"/d/kind","table":{"a":1},"defualt":0}]"#,
+                "defualt",
+            ),
+            (r#"[{"op":"remove","path":"/d/foo","value":1}]"#, "value"),
+            (
+                r#"[{"op":"move","from":"/d/a","path":"/d/b","value":1}]"#,
+                "value",
+            ),
+        ] {
+            let (index, reason) = parse_ops(file).unwrap_err();
+            assert_eq!(index, Some(0), "{file}");
+            assert!(reason.contains(&format!("{member:?}")), "{file}: {reason}");
+            assert!(reason.contains("RFC 6902"), "{file}: {reason}");
+        }
+    }
+
+    #[test]
+    fn tilde_2_is_a_literal_star() {
+        let memento = r#"{"*":1,"a":2,"a*b":3,"~2":4}"#;
+        // A `*` token is a wildcard: every member changes.
+        conformance(
+            "* is every member",
+            r#"{"*":1,"a":2}"#,
+            r#"[{"op":"replace","path":"/d/*","value":0}]"#,
+            Some(r#"{"*":0,"a":0}"#),
+        );
+        conformance(
+            "~2 is the member named *",
+            memento,
+            r#"[{"op":"replace","path":"/d/~2","value":0}]"#,
+            Some(r#"{"*":0,"a":2,"a*b":3,"~2":4}"#),
+        );
+        conformance(
+            "~2 inside a token is a *",
+            memento,
+            r#"[{"op":"replace","path":"/d/a~2b","value":0}]"#,
+            Some(r#"{"*":1,"a":2,"a*b":0,"~2":4}"#),
+        );
+        conformance(
+            "a * inside a token was always literal",
+            memento,
+            r#"[{"op":"replace","path":"/d/a*b","value":0}]"#,
+            Some(r#"{"*":1,"a":2,"a*b":0,"~2":4}"#),
+        );
+        conformance(
+            "~02 is ~ then 2: the member named ~2",
+            memento,
+            r#"[{"op":"remove","path":"/d/~02"}]"#,
+            Some(r#"{"*":1,"a":2,"a*b":3}"#),
+        );
+        conformance(
+            "move and copy from and to a literal *",
+            r#"{"*":{"x":1},"b":{}}"#,
+            r#"[{"op":"copy","from":"/d/~2/x","path":"/d/b/~2"},
+                {"op":"move","from":"/d/~2","path":"/d/star"}]"#,
+            Some(r#"{"b":{"*":1},"star":{"x":1}}"#),
+        );
+        conformance(
+            "a literal * is not a wildcard in move",
+            r#"{"*":1,"a":2}"#,
+            r#"[{"op":"move","from":"/d/~2","path":"/d/b"}]"#,
+            Some(r#"{"a":2,"b":1}"#),
+        );
+        // A literal * in `from` binds nothing, so `path` may not use a wildcard for it.
+        let (_, reason) = parse_ops(r#"[{"op":"move","from":"/d/~2","path":"/d/*"}]"#).unwrap_err();
+        assert!(reason.contains("wildcards"), "{reason}");
+        for bad in ["/d/~3", "/d/~", "/d/a~"] {
+            let file = format!(r#"[{{"op":"remove","path":"{bad}"}}]"#);
+            let (_, reason) = parse_ops(&file).unwrap_err();
+            assert!(reason.contains("~2"), "{bad}: {reason}");
+        }
+        // A pattern keeps its text for plans and messages.
+        let ops = parse_ops(r#"[{"op":"remove","path":"/d/~2"}]"#).unwrap();
+        assert_eq!(ops[0].paths(), ["/d/~2"]);
+    }
+
+    #[test]
+    fn test_compares_integers_exactly_and_floats_as_floats() {
+        let memento = r#"{"id":9007199254740993,"seed":18446744073709551615,
+                         "low":-9223372036854775808,"n":9,"f":0.5,"ids":{"a":9007199254740993}}"#;
+        for (value, passes) in [
+            (r#""/d/id","value":9007199254740993"#, true),
+            (r#""/d/id","value":9007199254740992"#, false),
+            (r#""/d/id","value":9007199254740994"#, false),
+            // The nearest f64 to the id is 9007199254740992: not the id.
+            (r#""/d/id","value":9007199254740993.0"#, false),
+            (r#""/d/seed","value":18446744073709551615"#, true),
+            (r#""/d/seed","value":18446744073709551614"#, false),
+            (r#""/d/low","value":-9223372036854775808"#, true),
+            (r#""/d/low","value":-9223372036854775807"#, false),
+            // An integer and a float are equal when the float is that integer exactly.
+            (r#""/d/n","value":9.0"#, true),
+            (r#""/d/n","value":9e0"#, true),
+            (r#""/d/n","value":9.5"#, false),
+            (r#""/d/f","value":0.5"#, true),
+            (r#""/d/f","value":5e-1"#, true),
+            (r#""/d/f","value":0.5000000000000001"#, false),
+            // Inside maps and arrays too.
+            (r#""/d/ids","value":{"a":9007199254740993}"#, true),
+            (r#""/d/ids","value":{"a":9007199254740992}"#, false),
+            (r#""/d/id","value":"9007199254740993""#, false),
+        ] {
+            let patch = format!(r#"[{{"op":"test","path":{value}}}]"#);
+            let result = run(&patch, &format!(r#"{{"d":{memento}}}"#));
+            assert_eq!(result.is_ok(), passes, "{patch}: {result:?}");
+        }
+    }
+
+    #[test]
+    fn test_compares_a_32_bit_float_at_its_own_precision() {
+        let mut d = Document::new();
+        let memento: Value = [
+            ("speed".to_string(), Value::F32(0.1)),
+            ("three".to_string(), Value::F32(3.0)),
+            ("half".to_string(), Value::F32(0.5)),
+        ]
+        .into_iter()
+        .collect();
+        d.insert("d", memento);
+        for (path, value, passes) in [
+            ("/d/speed", "0.1", true),
+            ("/d/speed", "0.2", false),
+            ("/d/three", "3", true),
+            ("/d/three", "3.0", true),
+            ("/d/three", "4", false),
+            ("/d/half", "0.5", true),
+        ] {
+            let patch = format!(r#"[{{"op":"test","path":"{path}","value":{value}}}]"#);
+            let ops = parse_ops(&patch).unwrap();
+            assert_eq!(ops[0].apply(&mut d).is_ok(), passes, "{patch}");
+        }
+        assert!(same_number(&Value::F32(0.5), &Value::F32(0.5)).unwrap());
+        assert!(!same_number(&Value::F32(0.5), &Value::F32(0.25)).unwrap());
+        assert!(same_number(&Value::Int(1), &"1".into()).is_none());
+        assert!(!is_int(f64::NAN, 0));
+        assert!(!is_int(f64::INFINITY, i128::MAX));
+        assert!(is_int(-0.0, 0));
     }
 }

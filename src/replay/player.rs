@@ -102,9 +102,9 @@ pub struct PlayerBuilder {
 
 impl PlayerBuilder {
     /// Decrypt replays with this key. With a key, replays that are not encrypted are refused
-    /// unless [`allow_unencrypted`](Self::allow_unencrypted) says otherwise.
-    #[cfg(feature = "encryption")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+    /// unless [`allow_unencrypted`](Self::allow_unencrypted) says otherwise. In a build without
+    /// the `encryption` feature, an encrypted replay fails with
+    /// [`Error::FeatureDisabled`](crate::Error::FeatureDisabled).
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
         self

@@ -53,8 +53,8 @@ impl RecorderBuilder {
     }
 
     /// Encrypt every chunk's payload with this key (AES-256-GCM, a fresh nonce per chunk).
-    #[cfg(feature = "encryption")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "encryption")))]
+    /// In a build without the `encryption` feature, recording with a key fails with
+    /// [`Error::FeatureDisabled`](crate::Error::FeatureDisabled).
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
         self

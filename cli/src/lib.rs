@@ -163,8 +163,7 @@ enum Command {
         /// as its file is named (slot-003.sav) [default: the dump's]
         #[arg(long, value_name = "SLOT", value_parser = commands::parse_slot)]
         slot: Option<savegame::SlotId>,
-        /// Stamp the current time [default: the dump's saved_at; an encrypted file is always
-        /// stamped with the current time]
+        /// Stamp the current time [default: the dump's saved_at]
         #[arg(long)]
         now: bool,
     },

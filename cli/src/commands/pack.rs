@@ -2,15 +2,10 @@
 //!
 //! The mementos are encoded again from the dump's values, so a dump that was not edited packs
 //! into the same memento bytes and metadata. The file is sealed by the library
-//! ([`Snapshot::seal_file`](savegame::Snapshot::seal_file)), encrypted when a key is given,
-//! for the dump's slot (or `--slot`). It keeps the dump's `saved_at` (`--now`: the current
-//! time). It is written crash-safely (temporary file, fsync, rename, folder fsync), and a file
-//! it replaces is kept as `FILE.bak1`, older backups moving up one.
-//!
-//! The library seals every file at the current time. For a plain file, `pack` then writes the
-//! dump's time into the header's saved-at field and recomputes the CRC32 (`docs/format.md`).
-//! An encrypted file's header is the cipher's associated data, so it cannot be changed after
-//! sealing: an encrypted file is stamped with the current time, and `pack` says so on stderr.
+//! ([`Snapshot::seal_file_at`](savegame::Snapshot::seal_file_at)), encrypted when a key is
+//! given, for the dump's slot (or `--slot`), stamped with the dump's `saved_at` (`--now`: the
+//! current time). It is written crash-safely (temporary file, fsync, rename, folder fsync), and
+//! a file it replaces is kept as `FILE.bak1`, older backups moving up one.
 
 use std::path::Path;
 use std::process::ExitCode;

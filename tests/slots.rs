@@ -18,6 +18,7 @@ struct Counting {
     inner: FsStorage,
     whole_reads: Arc<AtomicUsize>,
     head_bytes: Arc<AtomicU64>,
+    locks: Arc<AtomicUsize>,
 }
 
 impl Counting {
@@ -27,6 +28,7 @@ impl Counting {
             inner: FsStorage::new(dir).unwrap(),
             whole_reads: Arc::default(),
             head_bytes: Arc::default(),
+            locks: Arc::default(),
         }
     }
 }
@@ -60,6 +62,7 @@ impl Storage for Counting {
         self.inner.list()
     }
     fn lock(&self, name: &str) -> savegame::Result<StorageLock> {
+        self.locks.fetch_add(1, Ordering::SeqCst);
         self.inner.lock(name)
     }
 }
@@ -157,6 +160,34 @@ fn a_save_checks_the_file_it_replaces_in_full_without_reading_it_whole() {
         .unwrap();
     assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 0);
     assert!(counting.head_bytes.load(Ordering::SeqCst) < previous / 2);
+}
+
+#[test]
+fn a_load_reads_the_slot_once_and_takes_no_lock_when_nothing_saves_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let counting = Counting::in_dir(dir.path());
+    let manager = SaveLoadManager::builder()
+        .storage(counting.clone())
+        .key(key())
+        .build()
+        .unwrap();
+    let slot = SlotId::Numbered(1);
+    let mut snapshot = game_snapshot(&manager, 1, 100)
+        .with_label("a label")
+        .with_user_field("chapter", "2")
+        .with_thumbnail(vec![7; 300]);
+    snapshot.metadata_mut().playtime = Duration::from_secs(61);
+    manager.save(slot, &snapshot).unwrap();
+    let mut changes = manager.snapshot();
+    changes.capture_memento("extra", &5u8).unwrap();
+    manager.save_incremental(slot, &changes).unwrap();
+    counting.whole_reads.store(0, Ordering::SeqCst);
+    counting.locks.store(0, Ordering::SeqCst);
+    let loaded = manager.load(slot).unwrap();
+    assert_eq!(loaded.report.deltas, 1);
+    // The base and the journal, read whole once each; no retry, no lock.
+    assert_eq!(counting.whole_reads.load(Ordering::SeqCst), 2);
+    assert_eq!(counting.locks.load(Ordering::SeqCst), 0);
 }
 
 #[test]

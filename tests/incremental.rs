@@ -281,6 +281,45 @@ fn delta_onto_a_base_damaged_in_place(compaction_due: bool) {
 }
 
 #[test]
+fn a_delta_in_another_codec_than_its_base_is_refused_not_decoded_wrongly() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .codec(savegame::Codec::Json)
+        .build()
+        .unwrap();
+    let mut base = json.snapshot();
+    base.capture_memento("score", &1u32).unwrap();
+    json.save(SLOT, &base).unwrap();
+    // The game switched codecs in an update: its changes are MessagePack, the base JSON.
+    let msgpack = dir_manager(dir.path(), 1_000);
+    let mut changes = msgpack.snapshot();
+    changes.capture_memento("score", &8u32).unwrap();
+    let refused = msgpack.save_incremental(SLOT, &changes);
+    assert!(
+        matches!(refused, Err(Error::FullSaveNeeded { ref reason, .. }) if reason.contains("json")),
+        "{refused:?}"
+    );
+    assert!(!journal_path(&msgpack).exists());
+    // A journal that holds such a delta anyway (written by an older version) is not applied:
+    // a MessagePack delta for a base of generation 1, sequence 1, the key and slot the same,
+    // next to the JSON base of generation 1.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = dir_manager(other_dir.path(), 1_000);
+    let mut other_base = other.snapshot();
+    other_base.capture_memento("score", &0u32).unwrap();
+    other.save(SLOT, &other_base).unwrap();
+    other.save_incremental(SLOT, &changes).unwrap();
+    std::fs::copy(journal_path(&other), journal_path(&json)).unwrap();
+    let loaded = json.load(SLOT).unwrap();
+    assert_eq!(loaded.report.deltas, 0);
+    let problem = loaded.report.journal_problem.unwrap();
+    assert!(problem.contains("msgpack") && problem.contains("json"), "{problem}");
+    assert_eq!(loaded.snapshot.memento::<u32>("score").unwrap(), 1);
+}
+
+#[test]
 fn an_incremental_save_needs_a_current_full_save_first() {
     let dir = tempfile::tempdir().unwrap();
     let manager = dir_manager(dir.path(), 1_000);

@@ -528,6 +528,17 @@ impl Engine {
         let journal = journal_name(&name);
         let _lock = self.files.storage.lock(&name)?;
         let (base, base_len) = self.checked_base(slot, &name)?;
+        if changes.codec() != base.codec {
+            // A delta's mementos are merged into its base as bytes, in the base's codec.
+            return Err(Error::FullSaveNeeded {
+                slot,
+                reason: format!(
+                    "its save is in {}, the changes in {}",
+                    base.codec.name(),
+                    changes.codec().name()
+                ),
+            });
+        }
         let state = self.journals.state(&self.files, slot, &journal, &base)?;
         let record = changes.seal_delta(
             slot,

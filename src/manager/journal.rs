@@ -183,6 +183,13 @@ impl Journals {
                     "delta {number} is at schema version {}, its base at {}",
                     header.schema_version, base.schema_version
                 ))
+            } else if header.codec != base.codec {
+                // Its mementos would be decoded in the base's codec: wrong values, silently.
+                Some(format!(
+                    "delta {number} is in {}, its base in {}",
+                    header.codec.name(),
+                    base.codec.name()
+                ))
             } else if opened.sequence != number {
                 Some(format!(
                     "delta {number} carries sequence number {}",

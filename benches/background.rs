@@ -15,16 +15,14 @@
 
 #![allow(missing_docs)]
 
-#[path = "../examples/shared/game.rs"]
-mod game;
-
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use game::{DirtyWorld, Rng, World};
-use savegame::{Codec, Key, SaveLoadManager, SlotId};
+use savegame::{Codec, SaveLoadManager, SlotId};
+use savegame_testkit::game::{DirtyWorld, Rng, World};
+use savegame_testkit::key;
 
 const ENTITIES: usize = 100_000;
 
@@ -36,7 +34,7 @@ fn manager(dir: &std::path::Path) -> SaveLoadManager {
     SaveLoadManager::builder()
         .directory(dir)
         .codec(Codec::MessagePack)
-        .key(Key::from_bytes([7; 32]))
+        .key(key())
         // Measure appends, not the compactions they eventually trigger.
         .compact_at(10_000)
         .build()
@@ -85,7 +83,7 @@ fn incremental(c: &mut Criterion) {
     let compacting = SaveLoadManager::builder()
         .directory(dir.path())
         .codec(Codec::MessagePack)
-        .key(Key::from_bytes([7; 32]))
+        .key(key())
         .build()
         .unwrap();
     let mut world = DirtyWorld::generate(ENTITIES, 2);

@@ -15,44 +15,18 @@
 //! cargo bench --bench history
 //! ```
 
-#![allow(unsafe_code, missing_docs)]
+#![allow(missing_docs)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use savegame::{Codec, History, Originator};
+use savegame_testkit::Counting;
 use serde::{Deserialize, Serialize};
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(new_size, Ordering::Relaxed);
-            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: Counting = Counting::new();
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Piece {
@@ -248,7 +222,7 @@ fn memory(_: &mut Criterion) {
     let mut level = Level::generate(1 << 20);
     let mut rng = Rng(42);
     // Everything allocated from here on, less the level's own growth, is the history's.
-    let base = LIVE.load(Ordering::SeqCst) - level_heap(&level);
+    let base = ALLOC.live() - level_heap(&level);
     let mut history = History::<Level>::builder()
         .unlimited()
         .byte_budget(BUDGET)
@@ -260,7 +234,7 @@ fn memory(_: &mut Criterion) {
             random_edit(&mut history, &mut level, &mut rng);
             edits += 1;
         }
-        let held = LIVE.load(Ordering::SeqCst) - level_heap(&level) - base;
+        let held = ALLOC.live() - level_heap(&level) - base;
         let bytes = history.bytes();
         eprintln!(
             "memory after {edits} edits: {} entries; allocator: {held} B = {:.3} x the \

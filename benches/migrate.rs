@@ -8,16 +8,12 @@
 
 #![allow(missing_docs)]
 
-#[path = "../examples/shared/game.rs"]
-mod game;
-#[path = "../examples/shared/versions.rs"]
-mod versions;
-
 use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use savegame::{Codec, Key, SaveLoadManager, SlotId};
+use savegame::{Codec, SaveLoadManager, SlotId};
+use savegame_testkit::{key, versions};
 use versions::{expected_v2, expected_v3, v1_state, v3};
 
 const ENTITIES: usize = 100_000;
@@ -36,7 +32,7 @@ fn manager(dir: &std::path::Path, version: u32) -> SaveLoadManager {
     SaveLoadManager::builder()
         .directory(dir)
         .codec(Codec::MessagePack)
-        .key(Key::from_bytes([7; 32]))
+        .key(key())
         .schema_version(version)
         .migrations(steps)
         .build()

@@ -13,16 +13,14 @@
 
 #![allow(missing_docs)]
 
-#[path = "../examples/shared/sim.rs"]
-mod sim;
-
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use savegame::Recorder;
 use savegame::replay::Player;
-use savegame::{Key, Recorder};
+use savegame_testkit::{key, sim};
 use sim::{Input, Sim, scripted_input};
 
 const BODIES: usize = 300;
@@ -31,10 +29,6 @@ const LONG: u64 = 100_000;
 
 fn bench_dir() -> PathBuf {
     std::env::var_os("SAVEGAME_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from)
-}
-
-fn key() -> Key {
-    Key::from_bytes([7; 32])
 }
 
 fn recorder(path: &Path) -> Recorder<Input> {

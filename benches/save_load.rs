@@ -15,70 +15,24 @@
 //! cargo bench --bench save_load
 //! ```
 
-#![allow(unsafe_code, missing_docs)]
+#![allow(missing_docs)]
 
-#[path = "../examples/shared/game.rs"]
-mod game;
-
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use criterion::{Criterion, criterion_group, criterion_main};
 use game::{Player, World};
-use savegame::{Codec, Key, Originator, SaveLoadManager, SlotId};
+use savegame::{Codec, Originator, SaveLoadManager, SlotId};
+use savegame_testkit::{Counting, TEST_KEY, game, key};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-struct Counting;
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        p
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            if new_size >= layout.size() {
-                let live = LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed) + new_size
-                    - layout.size();
-                PEAK.fetch_max(live, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
-            }
-        }
-        p
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
-
-/// Peak heap above the starting point while `f` runs.
-fn peak_extra<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let base = LIVE.load(Ordering::SeqCst);
-    PEAK.store(base, Ordering::SeqCst);
-    let out = f();
-    (out, PEAK.load(Ordering::SeqCst) - base)
-}
-
-const KEY: [u8; 32] = [7; 32];
+static ALLOC: Counting = Counting::new();
 
 #[derive(Clone, Copy)]
 struct Variant {
@@ -104,7 +58,7 @@ impl Baseline {
         Baseline {
             dir: dir.to_path_buf(),
             variant,
-            cipher: Aes256Gcm::new(&KEY.into()),
+            cipher: Aes256Gcm::new(&TEST_KEY.into()),
         }
     }
 
@@ -178,13 +132,9 @@ fn manager(dir: &Path, variant: Variant) -> SaveLoadManager {
     let b = SaveLoadManager::builder()
         .directory(dir)
         .codec(variant.codec);
-    if variant.encrypted {
-        b.key(Key::from_bytes(KEY))
-    } else {
-        b
-    }
-    .build()
-    .unwrap()
+    if variant.encrypted { b.key(key()) } else { b }
+        .build()
+        .unwrap()
 }
 
 fn framework_save<O: Originator>(manager: &SaveLoadManager, id: &str, originator: &O) {
@@ -226,11 +176,11 @@ fn bench_workload<O: Originator + Default>(c: &mut Criterion, workload: &str, id
 
         // Memory: one save and one load of each, outside the timed loop.
         let payload = encode(variant.codec, &state.create_memento()).len();
-        let ((), base_save) = peak_extra(|| baseline.save(state));
-        let ((), fw_save) = peak_extra(|| framework_save(&manager, id, state));
+        let base_save = ALLOC.peak_during(|| baseline.save(state));
+        let fw_save = ALLOC.peak_during(|| framework_save(&manager, id, state));
         let mut sink = O::default();
-        let ((), base_load) = peak_extra(|| baseline.load(&mut sink));
-        let ((), fw_load) = peak_extra(|| framework_load(&manager, id, &mut sink));
+        let base_load = ALLOC.peak_during(|| baseline.load(&mut sink));
+        let fw_load = ALLOC.peak_during(|| framework_load(&manager, id, &mut sink));
         // The restored state itself is in both; count what the pipelines add.
         eprintln!(
             "memory {workload}/{}: payload {payload} B; save peak extra: baseline {base_save} B, \

@@ -11,16 +11,12 @@ use savegame::format::parse_header;
 use savegame::replay::{Player, Recorder};
 use savegame::storage::MemoryStorage;
 use savegame::{Codec, Error, Key, SaveLoadManager, SlotId, Snapshot};
+use savegame_testkit::{fixture, fixture_key};
 
 /// Whether this build can seal and open files.
 const ENCRYPTION: bool = cfg!(feature = "encryption");
 
 const SLOT: SlotId = SlotId::Numbered(1);
-
-fn fixture_key() -> Key {
-    let hex = std::fs::read_to_string("fixtures/test-key.hex").unwrap();
-    Key::from_hex(&hex).unwrap()
-}
 
 fn is_disabled<T>(r: &savegame::Result<T>) -> bool {
     matches!(
@@ -69,7 +65,7 @@ fn a_manager_with_a_key_seals_or_refuses_and_never_writes_in_the_clear() {
 
 #[test]
 fn an_encrypted_file_opens_or_is_refused_as_needing_the_feature() {
-    let bytes = std::fs::read("fixtures/v3-json-aes.sav").unwrap();
+    let bytes = std::fs::read(fixture("v3-json-aes.sav")).unwrap();
     let with_key = Snapshot::open_file(bytes.clone(), Some(&fixture_key()));
     let without_key = Snapshot::open_file(bytes, None);
     if ENCRYPTION {

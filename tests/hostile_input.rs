@@ -4,13 +4,13 @@
 
 mod common;
 
-use common::alloc::Counting;
 use common::game::{Player, World};
 use common::{fix_crc, key};
 use proptest::prelude::*;
 use savegame::format::parse_header;
 use savegame::storage::MemoryStorage;
 use savegame::{Codec, Error, SaveLoadManager, SlotId};
+use savegame_testkit::Counting;
 
 #[global_allocator]
 static ALLOC: Counting = Counting::new();
@@ -20,14 +20,9 @@ const SLOT: SlotId = SlotId::Numbered(1);
 /// Tests that measure memory, or allocate a lot, take turns.
 static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs `f` and returns how many bytes it allocated at its peak, above what was live before.
-/// The property tests of this binary may run meanwhile and are counted too, so callers use
-/// generous bounds (a few MiB, against the gigabytes a lying length would ask for).
-fn peak_during(f: impl FnOnce()) -> usize {
-    let base = ALLOC.reset_peak();
-    f();
-    ALLOC.peak().saturating_sub(base)
-}
+// `ALLOC.peak_during(f)`: the property tests of this binary may run meanwhile and are counted
+// too, so callers use generous bounds (a few MiB, against the gigabytes a lying length would
+// ask for).
 
 const MIB: usize = 1 << 20;
 
@@ -54,7 +49,7 @@ fn a_file_over_the_size_cap_is_refused_before_it_is_read() {
     std::fs::write(&path, &big).unwrap();
     drop(big);
     let mut result = None;
-    let peak = peak_during(|| result = Some(manager.load(SLOT)));
+    let peak = ALLOC.peak_during(|| result = Some(manager.load(SLOT)));
     match result.unwrap() {
         Err(Error::TooLarge { size, limit, .. }) => {
             assert_eq!((size, limit), (64 * MIB as u64, 64 * 1024));
@@ -63,7 +58,7 @@ fn a_file_over_the_size_cap_is_refused_before_it_is_read() {
     }
     assert!(peak < 8 * MIB, "the 64 MiB file was read: peak {peak}");
     // The load menu reads only its head.
-    let peak = peak_during(|| {
+    let peak = ALLOC.peak_during(|| {
         let menu = manager.list().unwrap();
         assert!(matches!(
             menu[0].status,
@@ -110,7 +105,7 @@ fn lengths_larger_than_the_file_are_refused_before_allocation() {
         fix_crc(&mut bytes);
         storage.put(&SLOT.file_name(), bytes);
         let mut result = None;
-        let peak = peak_during(|| result = Some(manager.load(SLOT)));
+        let peak = ALLOC.peak_during(|| result = Some(manager.load(SLOT)));
         let err = result.unwrap().unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "offset {at}: {err}");
         assert!(peak < 8 * MIB, "offset {at}: peak {peak}");
@@ -136,7 +131,7 @@ fn a_msgpack_header_claiming_four_billion_elements_does_not_allocate_gigabytes()
     raw.extend_from_slice(b"entities");
     raw.extend_from_slice(&[0xdd, 0xff, 0xff, 0xff, 0xff]);
     let mut result = None;
-    let peak = peak_during(|| result = Some(restore_raw_world(Codec::MessagePack, raw)));
+    let peak = ALLOC.peak_during(|| result = Some(restore_raw_world(Codec::MessagePack, raw)));
     let err = result.unwrap().unwrap_err();
     assert!(matches!(err, Error::Decode { .. }), "{err}");
     assert!(peak < 16 * MIB, "peak {peak}");
@@ -153,7 +148,7 @@ fn a_msgpack_header_claiming_four_billion_elements_does_not_allocate_gigabytes()
         raw.extend_from_slice(b"names");
         raw.extend_from_slice(tail);
         let mut result = None;
-        let peak = peak_during(|| result = Some(restore_raw_world(Codec::MessagePack, raw)));
+        let peak = ALLOC.peak_during(|| result = Some(restore_raw_world(Codec::MessagePack, raw)));
         assert!(matches!(result.unwrap(), Err(Error::Decode { .. })));
         assert!(peak < 16 * MIB, "peak {peak}");
     }

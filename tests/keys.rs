@@ -6,12 +6,12 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::alloc::Counting;
 use common::game::Player;
 use common::memory_manager;
 use savegame::format::parse_header;
 use savegame::storage::MemoryStorage;
 use savegame::{Error, Key, SaveLoadManager, SlotId};
+use savegame_testkit::Counting;
 
 #[global_allocator]
 static ALLOC: Counting = Counting::new();

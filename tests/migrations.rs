@@ -5,19 +5,14 @@
 
 mod common;
 
-// versions.rs finds the shared game model as a sibling module.
-use common::game;
-
-#[path = "../examples/shared/versions.rs"]
-mod versions;
-
 use std::path::{Path, PathBuf};
 
 use common::game::Rng;
 use proptest::prelude::*;
 use savegame::migrate::{MigrationError, Migrations, checksum};
 use savegame::storage::MemoryStorage;
-use savegame::{Codec, Error, Key, SaveLoadManager, SlotId, Snapshot};
+use savegame::{Codec, Error, SaveLoadManager, SlotId, Snapshot};
+use savegame_testkit::{fixture_key, repo, versions};
 use versions::{expected_v2, expected_v3, rust_steps, v1, v3};
 
 const SLOT: SlotId = SlotId::Numbered(1);
@@ -47,15 +42,6 @@ const STEPS: [(&str, &str); 2] = [
     ("0002_rename_hp_position_stamina.json", "156235c3401740a2"),
     ("0003_split_inventory_kind_ids.json", "ecbd978770a7e1f7"),
 ];
-
-fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
-}
-
-fn fixture_key() -> Key {
-    let hex = std::fs::read_to_string(repo("fixtures/test-key.hex")).unwrap();
-    Key::from_hex(&hex).unwrap()
-}
 
 /// The game today: schema v3 with the embedded steps of `migrations/`.
 fn v3_manager(dir: &Path, encrypted: bool) -> SaveLoadManager {

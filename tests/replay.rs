@@ -8,9 +8,6 @@
 //! frames due for the time that passed. Then: desyncs, versions, keys, seeking limits.
 
 mod common;
-#[macro_use]
-#[path = "../examples/shared/sim.rs"]
-mod sim;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,6 +18,7 @@ use savegame::replay::{
     Desync, INPUT_ID, OnDesync, Player, Recorder, ReplayHeader, ReplayStatus, Replayable,
 };
 use savegame::{Codec, Error, Key, Snapshot};
+use savegame_testkit::{self_memento, sim};
 use serde::{Deserialize, Serialize};
 use sim::{Input, Sim, SimRng, scripted_input};
 

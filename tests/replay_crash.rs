@@ -10,8 +10,6 @@
 //! - Real processes killed with SIGKILL while recording (as `tests/kill.rs` does for saves).
 
 mod common;
-#[path = "../examples/shared/sim.rs"]
-mod sim;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -24,6 +22,7 @@ use common::{SIM_DIR, key, rerun_self};
 use savegame::replay::{Player, Recorder, ReplayHeader, ReplayStatus};
 use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
 use savegame::{Error, Key};
+use savegame_testkit::sim;
 use sim::{Input, Sim, scripted_input};
 
 const NAME: &str = "match.replay";

@@ -9,16 +9,15 @@
 //! recorded, and a damaged replay never reads as complete.
 
 mod common;
-#[path = "../examples/shared/sim.rs"]
-mod sim;
 
 use std::ops::Range;
 
-use common::key;
+use common::{fix_crc_in, key};
 use proptest::prelude::*;
 use savegame::replay::{Player, Recorder, ReplayHeader, ReplayStatus};
 use savegame::storage::MemoryStorage;
 use savegame::{Codec, Error};
+use savegame_testkit::sim;
 use sim::{Input, Sim};
 
 const NAME: &str = "match.replay";
@@ -62,12 +61,6 @@ fn chunks(bytes: &[u8], encrypted: bool) -> Vec<Range<usize>> {
         at = end;
     }
     out
-}
-
-/// Recomputes a chunk's CRC32, as someone who edits a file would.
-fn fix_crc(bytes: &mut [u8], chunk: Range<usize>) {
-    let crc = crc32fast::hash(&bytes[chunk.start..chunk.end - 4]);
-    bytes[chunk.end - 4..chunk.end].copy_from_slice(&crc.to_le_bytes());
 }
 
 fn open(bytes: Vec<u8>, encrypted: bool) -> savegame::Result<Player> {
@@ -199,7 +192,7 @@ fn edits_with_the_crc_recomputed_fail_the_tag_or_the_order_checks() {
             for mask in [0x01, 0x80] {
                 let mut bytes = clean.clone();
                 bytes[byte] ^= mask;
-                fix_crc(&mut bytes, chunk.clone());
+                fix_crc_in(&mut bytes, chunk.clone());
                 let what = format!("byte {byte} ^ {mask:#x}");
                 // The lengths, and the start chunk's flags (whose encrypted bit says whether
                 // a nonce is there), say where the chunk ends: an edit there moves the CRC.
@@ -229,7 +222,7 @@ fn open_again(
 ) -> savegame::Result<Player> {
     let mut bytes = clean.to_vec();
     bytes[byte] ^= mask;
-    fix_crc(&mut bytes, chunk.clone());
+    fix_crc_in(&mut bytes, chunk.clone());
     open(bytes, true)
 }
 
@@ -326,7 +319,7 @@ fn chunks_reordered_dropped_duplicated_relabelled_or_from_another_recording_are_
     for field in [24, 32] {
         let mut bytes = clean.clone();
         bytes[chunks[2].start + field] ^= 1;
-        fix_crc(&mut bytes, chunks[2].clone());
+        fix_crc_in(&mut bytes, chunks[2].clone());
         assert!(
             matches!(open(bytes, true), Err(Error::Decrypt)),
             "field {field}"
@@ -453,7 +446,7 @@ proptest! {
         }
         if recompute_crcs {
             for chunk in chunks(&bytes, encrypted) {
-                fix_crc(&mut bytes, chunk);
+                fix_crc_in(&mut bytes, chunk);
             }
         }
         use_anything(bytes, encrypted);
@@ -468,7 +461,7 @@ proptest! {
         use_anything(bytes.clone(), false);
         if bytes.len() >= 56 {
             let len = bytes.len();
-            fix_crc(&mut bytes, 0..len);
+            fix_crc_in(&mut bytes, 0..len);
         }
         use_anything(bytes, false);
     }

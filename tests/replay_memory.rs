@@ -7,18 +7,17 @@
 //! record a longer match (the default is an hour at 60 fps).
 
 mod common;
-#[path = "../examples/shared/sim.rs"]
-mod sim;
 
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Mutex;
 
-use common::alloc::Counting;
-use common::key;
+use common::{fix_crc_in, key};
 use savegame::format::parse_header;
 use savegame::replay::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_LEN, Player, Recorder};
 use savegame::{Codec, Error, Snapshot};
+use savegame_testkit::Counting;
+use savegame_testkit::sim;
 use sim::{Sim, scripted_input};
 
 #[global_allocator]
@@ -29,13 +28,6 @@ static MEASURING: Mutex<()> = Mutex::new(());
 
 const MIB: usize = 1 << 20;
 const SEED: u64 = 77;
-
-/// Runs `f` and returns how many bytes it allocated at its peak, above what was live before.
-fn peak_during(f: impl FnOnce()) -> usize {
-    let base = ALLOC.reset_peak();
-    f();
-    ALLOC.peak().saturating_sub(base)
-}
 
 /// A folder on a memory file system where there is one (fsync costs nothing there, and the
 /// page cache is not the heap), else the usual temporary folder.
@@ -63,7 +55,7 @@ fn record_long(dir: &Path, frames: u64) -> Recording {
     let path = dir.join(format!("long-{frames}.replay"));
     let mut sim = Sim::new(SEED, 300);
     let mut keyframes = 0;
-    let peak = peak_during(|| {
+    let peak = ALLOC.peak_during(|| {
         let mut recorder = Recorder::builder()
             .key(key())
             .keyframe_every(300)
@@ -141,11 +133,6 @@ fn chunks(bytes: &[u8]) -> Vec<(u8, Range<usize>)> {
         at = end;
     }
     out
-}
-
-fn fix_crc(bytes: &mut [u8], range: Range<usize>) {
-    let crc = crc32fast::hash(&bytes[range.start..range.end - 4]);
-    bytes[range.end - 4..range.end].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// A small plain replay, whose payloads a test can edit.
@@ -235,13 +222,13 @@ fn lengths_that_lie_are_refused_before_allocation() {
         let mut bytes = clean.clone();
         bytes[at..at + value.len()].copy_from_slice(&value);
         for range in crcs {
-            fix_crc(&mut bytes, range);
+            fix_crc_in(&mut bytes, range);
         }
         let path = dir.path().join("lie.replay");
         std::fs::write(&path, &bytes).unwrap();
         drop(bytes);
         let mut result = None;
-        let peak = peak_during(|| result = Some(Player::builder().open(&path)));
+        let peak = ALLOC.peak_during(|| result = Some(Player::builder().open(&path)));
         match result.unwrap() {
             Ok(player) => {
                 assert!(cut_short, "{what}: opened");
@@ -274,7 +261,7 @@ fn huge_files_and_chunks_are_refused_before_they_are_read() {
     file.set_len(300 << 20).unwrap();
     drop(file);
     let mut result = None;
-    let peak = peak_during(|| result = Some(Player::builder().open(&path)));
+    let peak = ALLOC.peak_during(|| result = Some(Player::builder().open(&path)));
     match result.unwrap() {
         Err(Error::TooLarge { size, limit, .. }) => {
             assert_eq!((size, limit), (claim + 52 + 4, MAX_CHUNK_LEN));
@@ -285,7 +272,7 @@ fn huge_files_and_chunks_are_refused_before_they_are_read() {
 
     // The same file under a size cap: refused before any chunk after the start is read.
     let mut result = None;
-    let peak = peak_during(|| {
+    let peak = ALLOC.peak_during(|| {
         result = Some(Player::builder().max_file_size(1 << 20).open(&path));
     });
     match result.unwrap() {

@@ -12,7 +12,8 @@ use savegame::{Originator, Snapshot};
 use serde::{Deserialize, Serialize};
 
 /// Makes plain data types their own mementos (a module that includes this file with
-/// `#[macro_use]` can use it too).
+/// `#[macro_use]` can use it too; savegame-testkit exports it, for the replay tests).
+#[macro_export]
 macro_rules! self_memento {
     ($($t:ty),* $(,)?) => {$(
         impl savegame::Originator for $t {

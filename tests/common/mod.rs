@@ -1,23 +1,16 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-#[path = "../../examples/shared/game.rs"]
-pub mod game;
-
-pub mod alloc;
+// The helpers the CLI's tests and the benches share too live once, in savegame-testkit. Not
+// every test binary uses each (as with dead_code above).
+#[allow(unused_imports)]
+pub use savegame_testkit::{TEST_KEY, fix_crc, fix_crc_in, game, key};
 
 use std::path::Path;
 
 use game::{Player, World};
 use savegame::storage::{FsStorage, SimFs};
-use savegame::{Codec, Key, SaveLoadManager, Snapshot};
-
-/// The fixed key of the tests.
-pub const TEST_KEY: [u8; 32] = *b"savegame-test-key-0123456789abcd";
-
-pub fn key() -> Key {
-    Key::from_bytes(TEST_KEY)
-}
+use savegame::{Codec, SaveLoadManager, Snapshot};
 
 /// The folder crash tests put their saves in, inside a [`SimFs`].
 pub const SIM_DIR: &str = "/saves";
@@ -80,13 +73,6 @@ pub fn rerun_self(test_name: &str, env: &[(&str, &str)]) -> std::process::Comman
         cmd.env(k, v);
     }
     cmd
-}
-
-/// Recomputes the CRC32 trailer of a save file, as an attacker who edits a file would.
-pub fn fix_crc(bytes: &mut [u8]) {
-    let at = bytes.len() - 4;
-    let crc = crc32fast::hash(&bytes[..at]);
-    bytes[at..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// A manager over `storage`, encrypted, without backups (so a damaged file is reported, not

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use savegame::{Key, Snapshot};
+// The helpers the library's tests share too live once, in savegame-testkit. Not every test
+// binary uses each (as with dead_code above).
+#[allow(unused_imports)]
+pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
 pub const FIXTURES: [&str; 12] = [
@@ -21,26 +25,6 @@ pub const FIXTURES: [&str; 12] = [
     "v3-msgpack-aes.sav",
     "v3-msgpack-plain.sav",
 ];
-
-/// A path in the repository.
-pub fn repo(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
-}
-
-/// A fixture's path (read only: tests that write copy it first).
-pub fn fixture(name: &str) -> PathBuf {
-    repo(&format!("fixtures/{name}"))
-}
-
-/// The key file of the encrypted fixtures (64 hex digits).
-pub fn key_file() -> PathBuf {
-    fixture("test-key.hex")
-}
-
-/// The fixtures' key.
-pub fn fixture_key() -> Key {
-    Key::from_hex(&std::fs::read_to_string(key_file()).unwrap()).unwrap()
-}
 
 /// The key for a fixture: `Some` for the encrypted ones.
 pub fn key_for(name: &str) -> Option<Key> {
@@ -78,29 +62,6 @@ pub fn bit_flipped(name: &str, byte: usize, bit: u8) -> Vec<u8> {
     let mut bytes = std::fs::read(fixture(name)).unwrap();
     bytes[byte] ^= 1 << bit;
     bytes
-}
-
-/// IEEE CRC32, as the save format's trailer uses.
-pub fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
-/// Recomputes the CRC32 trailer after an edit, so that the edit is not seen as corruption.
-pub fn fix_crc(bytes: &mut [u8]) {
-    let at = bytes.len() - 4;
-    let crc = crc32(&bytes[..at]);
-    bytes[at..].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// The bytes of a fixture sealed again at schema version 9: a save from a newer game.

@@ -1,11 +1,13 @@
-//! A global allocator that counts live bytes and their peak, for tests that bound memory.
-//! A test binary opts in with
-//! `#[global_allocator] static ALLOC: common::alloc::Counting = common::alloc::Counting::new();`.
+//! A global allocator that counts live bytes and their peak, for tests and benchmarks that
+//! bound memory. A binary opts in with
+//! `#[global_allocator] static ALLOC: savegame_testkit::Counting = savegame_testkit::Counting::new();`.
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+/// The system allocator, counting the bytes live now and their peak, and optionally watching
+/// freed blocks for a byte pattern (to check that secrets are wiped before they are freed).
 pub struct Counting {
     live: AtomicUsize,
     peak: AtomicUsize,
@@ -16,7 +18,14 @@ pub struct Counting {
     seen: AtomicBool,
 }
 
+impl Default for Counting {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Counting {
+    /// An allocator with nothing counted yet, for a `static`.
     pub const fn new() -> Self {
         Counting {
             live: AtomicUsize::new(0),
@@ -42,6 +51,14 @@ impl Counting {
     /// The most bytes allocated at once since the last reset.
     pub fn peak(&self) -> usize {
         self.peak.load(Ordering::SeqCst)
+    }
+
+    /// Runs `f` and returns how many bytes were allocated at its peak, above what was live
+    /// before. Whatever else runs meanwhile (other test threads) is counted too.
+    pub fn peak_during(&self, f: impl FnOnce()) -> usize {
+        let base = self.reset_peak();
+        f();
+        self.peak().saturating_sub(base)
     }
 
     /// Starts watching freed blocks of `len` bytes for `byte` repeated.

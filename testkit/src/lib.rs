@@ -1,0 +1,66 @@
+//! The helpers savegame's own integration tests, CLI tests and benchmarks share, each written
+//! once: the example game's model, CRC fix-ups for edited files, the test keys, the repository's
+//! paths, and a counting global allocator. A dev-dependency only; never published.
+
+pub mod alloc;
+
+// The example game's shared modules. The published examples include them with `#[path]`
+// themselves (they cannot depend on this crate); every test and bench uses these.
+#[allow(missing_docs)]
+#[path = "../../examples/shared/game.rs"]
+pub mod game;
+#[allow(missing_docs)]
+#[path = "../../examples/shared/sim.rs"]
+pub mod sim;
+#[allow(missing_docs)]
+#[path = "../../examples/shared/versions.rs"]
+pub mod versions;
+
+pub use alloc::Counting;
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use savegame::Key;
+
+/// The fixed key of the integration tests.
+pub const TEST_KEY: [u8; 32] = *b"savegame-test-key-0123456789abcd";
+
+/// [`TEST_KEY`] as a [`Key`].
+pub fn key() -> Key {
+    Key::from_bytes(TEST_KEY)
+}
+
+/// A path in the repository (relative to the workspace root).
+pub fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// A fixture's path (read only: tests that write copy it first).
+pub fn fixture(name: &str) -> PathBuf {
+    repo(&format!("fixtures/{name}"))
+}
+
+/// The key file of the encrypted fixtures (64 hex digits).
+pub fn fixture_key_file() -> PathBuf {
+    fixture("test-key.hex")
+}
+
+/// The key of the encrypted fixtures.
+pub fn fixture_key() -> Key {
+    Key::from_hex(&std::fs::read_to_string(fixture_key_file()).unwrap()).unwrap()
+}
+
+/// Recomputes the CRC32 trailer of a whole save file (its last 4 bytes), as an attacker who
+/// edits a file would, so that the edit is not seen as corruption.
+pub fn fix_crc(bytes: &mut [u8]) {
+    fix_crc_in(bytes, 0..bytes.len());
+}
+
+/// Recomputes the CRC32 trailer of the part `range` of `bytes` (a replay chunk, say): the CRC32
+/// of the range without its last 4 bytes, written little-endian into them.
+pub fn fix_crc_in(bytes: &mut [u8], range: Range<usize>) {
+    let at = range.end - 4;
+    let crc = crc32fast::hash(&bytes[range.start..at]);
+    bytes[at..range.end].copy_from_slice(&crc.to_le_bytes());
+}

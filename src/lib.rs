@@ -139,9 +139,6 @@ pub mod storage;
 pub use codec::Codec;
 pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
-
-#[cfg(not(feature = "encryption"))]
-pub use format::Key;
 pub use format::Metadata;
 pub use history::History;
 pub use manager::{

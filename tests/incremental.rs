@@ -315,7 +315,10 @@ fn a_delta_in_another_codec_than_its_base_is_refused_not_decoded_wrongly() {
     let loaded = json.load(SLOT).unwrap();
     assert_eq!(loaded.report.deltas, 0);
     let problem = loaded.report.journal_problem.unwrap();
-    assert!(problem.contains("msgpack") && problem.contains("json"), "{problem}");
+    assert!(
+        problem.contains("msgpack") && problem.contains("json"),
+        "{problem}"
+    );
     assert_eq!(loaded.snapshot.memento::<u32>("score").unwrap(), 1);
 }
 

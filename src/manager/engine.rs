@@ -80,20 +80,20 @@ impl Engine {
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
         let name = slot.file_name();
         let journal = journal_name(&name);
-        let previous = self.previous(&name)?;
         // Deltas name their base by generation: a new base must never reuse the generation a
         // leftover journal was written for.
-        let generation = previous
-            .generation
-            .max(self.journals.generation(&self.files, &journal))
-            .saturating_add(1);
-        let bytes = snapshot.seal_file(
-            slot,
-            self.files.schema_version,
-            generation,
-            self.files.key.as_ref(),
-        )?;
+        let leftover = self.journals.generation(&self.files, &journal);
+        let seal = |previous: u64| {
+            snapshot.seal_file(
+                slot,
+                self.files.schema_version,
+                previous.max(leftover).saturating_add(1),
+                self.files.key.as_ref(),
+            )
+        };
+        let (previous, bytes) = self.check_previous_and_seal(&name, seal)?;
         let header = crate::format::parse_header(&bytes, None)?;
+        let generation = header.generation;
         let path = self.files.storage.locate(&name);
         if bytes.len() as u64 > self.files.max_file_size {
             return Err(Error::TooLarge {
@@ -125,17 +125,72 @@ impl Engine {
         })
     }
 
+    /// Checks the slot's current primary file (see [`previous`](Self::previous)) and seals the
+    /// new one with `seal(generation of the current file)`. When the current file is about to
+    /// become a backup, its check (a CRC over every byte) runs on a second thread while this
+    /// one seals the new file, so on a machine with a core to spare the check costs the save
+    /// no time. Where no thread can be had, it runs here.
+    fn check_previous_and_seal(
+        &self,
+        name: &str,
+        seal: impl Fn(u64) -> Result<Vec<u8>>,
+    ) -> Result<(Previous, Vec<u8>)> {
+        if self.backups > 0
+            && let Ok(Some((header, len))) = self.files.read_header(name)
+            && header.schema_version == self.files.schema_version
+        {
+            let check = || self.files.check_stored(name, len);
+            let (checked, sealed) = std::thread::scope(|scope| {
+                let thread = std::thread::Builder::new()
+                    .name("savegame-check".into())
+                    .spawn_scoped(scope, check);
+                let sealed = seal(header.generation);
+                let checked = match thread {
+                    // A check that panicked (it has no way to) is run again here.
+                    Ok(thread) => thread.join().unwrap_or_else(|_| check()),
+                    Err(_) => check(),
+                };
+                (checked, sealed)
+            });
+            return match checked {
+                Ok(()) => {
+                    let sound = Previous {
+                        generation: header.generation,
+                        sound: true,
+                        older: None,
+                    };
+                    Ok((sound, sealed?))
+                }
+                Err(e) if e.is_corruption() => {
+                    let damaged = self.damaged_previous(name);
+                    let bytes = seal(damaged.generation)?;
+                    Ok((damaged, bytes))
+                }
+                Err(e) => Err(e),
+            };
+        }
+        let previous = self.previous(name)?;
+        let bytes = seal(previous.generation)?;
+        Ok((previous, bytes))
+    }
+
+    /// What is known of a primary file that is missing or damaged: never a backup, and the
+    /// newest backup's generation to go on from.
+    fn damaged_previous(&self, name: &str) -> Previous {
+        Previous {
+            generation: self.backup_generation(name),
+            sound: false,
+            older: None,
+        }
+    }
+
     /// Checks the slot's current primary file before it is replaced. Its generation comes from
     /// its header; when it is about to become a backup, its CRC is checked over the whole file
     /// first, so a file damaged on disk since it was written is never rotated into the
     /// backups. Any other file (at another schema version, which may be kept as a pre-migration
     /// copy, or whose header does not parse) is read whole and checked.
     fn previous(&self, name: &str) -> Result<Previous> {
-        let damaged = || Previous {
-            generation: self.backup_generation(name),
-            sound: false,
-            older: None,
-        };
+        let damaged = || self.damaged_previous(name);
         // A header that does not parse (a flipped bit in its version field, say) is judged by
         // the whole file below, whose CRC is checked before its version is trusted.
         if let Ok(Some((header, len))) = self.files.read_header(name)

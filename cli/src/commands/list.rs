@@ -303,15 +303,7 @@ fn row_for(
         Ok(h) => {
             let journal = path.with_file_name(format!("{name}.journal"));
             row.deltas = count_deltas(&journal, h.generation);
-            if let Some(game) = schema.filter(|&game| h.schema_version > game) {
-                row.status = "newer";
-                row.problem = Some(format!(
-                    "schema version {} is newer than the game's {game} [NewerSchema]",
-                    h.schema_version
-                ));
-            } else if h.encrypted && !has_key {
-                row.status = "needs key";
-            }
+            row.mark_against(h.schema_version, h.encrypted, schema, has_key);
         }
         Err(e) => {
             let unknown = matches!(e, Error::Malformed { .. })
@@ -335,6 +327,30 @@ fn row_for(
     row
 }
 
+impl Row {
+    /// Marks a sound file "newer" when its schema is above the game's (`--schema`), or "needs
+    /// key" when it is encrypted and no key was given; whether it marked it.
+    fn mark_against(
+        &mut self,
+        found: u32,
+        encrypted: bool,
+        schema: Option<u32>,
+        has_key: bool,
+    ) -> bool {
+        if let Some(game) = schema.filter(|&game| found > game) {
+            self.status = "newer";
+            self.problem = Some(format!(
+                "schema version {found} is newer than the game's {game} [NewerSchema]"
+            ));
+        } else if encrypted && !has_key {
+            self.status = "needs key";
+        } else {
+            return false;
+        }
+        true
+    }
+}
+
 /// A replay's row: its header from the start and end chunks alone.
 fn replay_row(row: &mut Row, path: &Path, schema: Option<u32>, has_key: bool) {
     row.kind = Some("replay".into());
@@ -351,15 +367,8 @@ fn replay_row(row: &mut Row, path: &Path, schema: Option<u32>, has_key: bool) {
             row.schema_version = Some(h.schema_version);
             row.encrypted = Some(h.encrypted);
             row.codec = Some(h.codec.name());
-            if let Some(game) = schema.filter(|&game| h.schema_version > game) {
-                row.status = "newer";
-                row.problem = Some(format!(
-                    "schema version {} is newer than the game's {game} [NewerSchema]",
-                    h.schema_version
-                ));
-            } else if h.encrypted && !has_key {
-                row.status = "needs key";
-            } else if !h.is_complete() {
+            if !row.mark_against(h.schema_version, h.encrypted, schema, has_key) && !h.is_complete()
+            {
                 row.status = "cut short";
             }
         }

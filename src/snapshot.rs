@@ -385,15 +385,7 @@ impl Snapshot {
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
         let now = std::time::SystemTime::now();
-        self.seal(
-            FileKind::Save,
-            slot,
-            schema_version,
-            generation,
-            None,
-            now,
-            key,
-        )
+        self.seal_file_at(slot, schema_version, generation, now, key)
     }
 
     /// [`seal_file`](Self::seal_file), stamped `saved_at` instead of the current time (to

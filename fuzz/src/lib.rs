@@ -169,16 +169,7 @@ fn game_snapshot(manager: &SaveLoadManager, label: &str) -> Snapshot {
 /// The bytes of a full save of [`SLOT`] (generation 1), made through a manager.
 fn full_save(key: Option<Key>, codec: Codec, label: &str) -> Vec<u8> {
     let storage = MemoryStorage::new();
-    let builder = SaveLoadManager::builder()
-        .storage(storage.clone())
-        .backups(0)
-        .codec(codec);
-    let manager = match key {
-        Some(key) => builder.key(key),
-        None => builder,
-    }
-    .build()
-    .expect("a memory manager always builds");
+    let manager = manager(&storage, key, false, u32::MAX, codec);
     manager
         .save(SLOT, &game_snapshot(&manager, label))
         .expect("a memory save succeeds");
@@ -322,17 +313,7 @@ pub fn save_seeds() -> Vec<Seed> {
 /// `save_incremental` writes it.
 fn journal(key: Option<Key>, codec: Codec, deltas: usize) -> Vec<u8> {
     let storage = MemoryStorage::new();
-    let builder = SaveLoadManager::builder()
-        .storage(storage.clone())
-        .backups(0)
-        .codec(codec)
-        .compact_at(u32::MAX);
-    let manager = match key {
-        Some(key) => builder.key(key),
-        None => builder,
-    }
-    .build()
-    .expect("a memory manager always builds");
+    let manager = manager(&storage, key, false, u32::MAX, codec);
     manager
         .save(SLOT, &game_snapshot(&manager, "base"))
         .expect("a memory save succeeds");

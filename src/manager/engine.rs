@@ -184,32 +184,21 @@ impl Engine {
         }
     }
 
-    /// Checks the slot's current primary file before it is replaced. Its generation comes from
-    /// its header; when it is about to become a backup, its CRC is checked over the whole file
-    /// first, so a file damaged on disk since it was written is never rotated into the
-    /// backups. Any other file (at another schema version, which may be kept as a pre-migration
-    /// copy, or whose header does not parse) is read whole and checked.
+    /// The slow path of [`check_previous_and_seal`](Self::check_previous_and_seal): without
+    /// backups, a file at the game's schema version needs only its header (its generation);
+    /// any other file (at another schema version, which may be kept as a pre-migration copy,
+    /// or whose header does not parse) is read whole and checked, its CRC before its version.
     fn previous(&self, name: &str) -> Result<Previous> {
         let damaged = || self.damaged_previous(name);
-        // A header that does not parse (a flipped bit in its version field, say) is judged by
-        // the whole file below, whose CRC is checked before its version is trusted.
-        if let Ok(Some((header, len))) = self.files.read_header(name)
+        if self.backups == 0
+            && let Ok(Some((header, _))) = self.files.read_header(name)
             && header.schema_version == self.files.schema_version
         {
-            let sound = Previous {
+            return Ok(Previous {
                 generation: header.generation,
                 sound: true,
                 older: None,
-            };
-            if self.backups == 0 {
-                // Nothing is kept: the generation is all that is needed.
-                return Ok(sound);
-            }
-            return match self.files.check_stored(name, len) {
-                Ok(()) => Ok(sound),
-                Err(e) if e.is_corruption() => Ok(damaged()),
-                Err(e) => Err(e),
-            };
+            });
         }
         let bytes = match self.files.storage.read(name, self.files.max_file_size) {
             Ok(Some(bytes)) => bytes,
@@ -582,18 +571,7 @@ impl Engine {
         let name = slot.file_name();
         let journal = journal_name(&name);
         let _lock = self.files.storage.lock(&name)?;
-        let (base, base_len) = self.checked_base(slot, &name)?;
-        if changes.codec() != base.codec {
-            // A delta's mementos are merged into its base as bytes, in the base's codec.
-            return Err(Error::FullSaveNeeded {
-                slot,
-                reason: format!(
-                    "its save is in {}, the changes in {}",
-                    base.codec.name(),
-                    changes.codec().name()
-                ),
-            });
-        }
+        let (base, base_len) = self.checked_base(slot, &name, changes.codec())?;
         let state = self.journals.state(&self.files, slot, &journal, &base)?;
         let record = changes.seal_delta(
             slot,
@@ -666,7 +644,7 @@ impl Engine {
 
     /// The slot's base, checked in full: deltas may only be appended to a sound base at the
     /// current schema version.
-    fn checked_base(&self, slot: SlotId, name: &str) -> Result<(Header, u64)> {
+    fn checked_base(&self, slot: SlotId, name: &str, codec: Codec) -> Result<(Header, u64)> {
         let full_save = |reason: String| Error::FullSaveNeeded { slot, reason };
         let (header, len) = match self.files.read_header(name) {
             Ok(Some(found)) => found,
@@ -690,6 +668,14 @@ impl Engine {
                 expected: slot,
                 found: header.slot,
             });
+        }
+        if header.codec != codec {
+            // A delta's mementos are merged into its base as bytes, in the base's codec.
+            return Err(full_save(format!(
+                "its save is in {}, the changes in {}",
+                header.codec.name(),
+                codec.name()
+            )));
         }
         // Checked in full every time, a piece at a time: a delta on a base damaged since it was
         // written would be dropped by the next load, which falls back to a backup.

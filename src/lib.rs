@@ -141,6 +141,7 @@ pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
 pub use format::Metadata;
 pub use history::History;
+pub use manager::backups;
 pub use manager::{
     DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
     SaveReport, SaveStatus,

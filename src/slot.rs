@@ -1,8 +1,21 @@
-//! Save slots: which slot a file belongs to, and the slot file's name.
+//! Save slots: which slot a file belongs to, and the names of a slot's files.
 //!
 //! A [`SlotId`] names a slot: the player's numbered slots, the autosave rotation, or the
-//! quicksave slot. What a load menu shows for one is a [`SlotInfo`](crate::SlotInfo). This module
-//! is a leaf: it imports nothing from the crate.
+//! quicksave slot. What a load menu shows for one is a [`SlotInfo`](crate::SlotInfo).
+//!
+//! Every name a slot's files have in a storage is made and parsed here, and only here:
+//!
+//! | name | what | made by |
+//! |---|---|---|
+//! | `slot-003.sav` | the primary file (the base of incremental saves) | [`SlotId::file_name`] |
+//! | `slot-003.sav.bak1`, `.bak2`, … | backups, newest first | [`backup_name`] |
+//! | `slot-003.sav.v1.bak` | the last file at schema version 1, kept before a migrated save replaced it | [`pre_migration_name`] |
+//! | `slot-003.sav.journal` | incremental saves, appended one after another (storages that append) | [`journal_name`] |
+//! | `slot-003.sav.d000001`, … | incremental saves, one object each (storages that cannot append) | [`delta_name`] |
+//! | `slot-003.sav.new` | new bytes staged by a storage that cannot stage them otherwise | [`staged_name`] |
+//!
+//! [`SlotFile::parse`] tells which of these a name is. This module is a leaf: it imports
+//! nothing from the crate.
 
 use std::fmt;
 
@@ -105,9 +118,189 @@ impl fmt::Display for SlotId {
     }
 }
 
+/// The name of the `index`-th backup of `name` (`index` from 1): `slot-003.sav.bak1`.
+#[must_use]
+pub fn backup_name(name: &str, index: u32) -> String {
+    format!("{name}.bak{index}")
+}
+
+/// The name under which the last file of `name` at schema version `version` is kept before a
+/// migrated save replaces it: `slot-003.sav.v1.bak`.
+#[must_use]
+pub fn pre_migration_name(name: &str, version: u32) -> String {
+    format!("{name}.v{version}.bak")
+}
+
+/// The journal of incremental saves of the slot whose primary file is `name`:
+/// `slot-003.sav.journal`.
+#[must_use]
+pub fn journal_name(name: &str) -> String {
+    format!("{name}.journal")
+}
+
+/// The object holding delta number `sequence` (from 1) of the slot whose primary file is
+/// `name`, on a storage that cannot append: `slot-003.sav.d000001`.
+#[must_use]
+pub fn delta_name(name: &str, sequence: u64) -> String {
+    format!("{name}.d{sequence:06}")
+}
+
+/// Where [`Storage::put_after`](crate::storage::Storage::put_after)'s default stages the new
+/// bytes of `name` before they replace it: `slot-003.sav.new`. One left by a crash is
+/// overwritten by the next save, and removed when the slot is deleted.
+#[must_use]
+pub fn staged_name(name: &str) -> String {
+    format!("{name}.new")
+}
+
+/// The primary name and index of a backup name, or `None` if `name` is not one.
+#[must_use]
+pub fn parse_backup_name(name: &str) -> Option<(&str, u32)> {
+    let (primary, index) = name.rsplit_once(".bak")?;
+    let index = parse_number(index)?;
+    u32::try_from(index).ok().map(|i| (primary, i))
+}
+
+/// Digits with no sign and no leading zero (so one number has one spelling), from 1.
+fn parse_number(digits: &str) -> Option<u64> {
+    if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// What a file in a save folder is, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotFile {
+    /// The slot's primary file.
+    Primary(SlotId),
+    /// Its backup with this index (1 is the newest).
+    Backup(SlotId, u32),
+    /// The copy kept before a migrated save replaced the file at this schema version.
+    PreMigration(SlotId, u32),
+    /// Its journal of incremental saves.
+    Journal(SlotId),
+    /// One of its incremental saves as an object of its own, with its sequence number.
+    Delta(SlotId, u64),
+    /// New bytes of its primary file staged by a storage before they replace it.
+    Staged(SlotId),
+}
+
+impl SlotFile {
+    /// What the file called `name` is, or `None` for a file that is not a slot's (a temporary
+    /// file, a lock file, a replay, a settings file).
+    #[must_use]
+    pub fn parse(name: &str) -> Option<Self> {
+        if let Some(slot) = SlotId::from_file_name(name) {
+            return Some(SlotFile::Primary(slot));
+        }
+        let (primary, rest) = name.split_once(&format!(".{SAVE_EXTENSION}."))?;
+        let slot = SlotId::from_file_name(&format!("{primary}.{SAVE_EXTENSION}"))?;
+        match rest {
+            "journal" => return Some(SlotFile::Journal(slot)),
+            "new" => return Some(SlotFile::Staged(slot)),
+            _ => {}
+        }
+        if let Some(index) = rest.strip_prefix("bak") {
+            let index = u32::try_from(parse_number(index)?).ok()?;
+            return Some(SlotFile::Backup(slot, index));
+        }
+        if let Some(version) = rest.strip_prefix('v').and_then(|r| r.strip_suffix(".bak")) {
+            // Schema version 0 is a version like any other.
+            let version = if version == "0" {
+                Some(0)
+            } else {
+                parse_number(version)
+            };
+            return Some(SlotFile::PreMigration(slot, u32::try_from(version?).ok()?));
+        }
+        let sequence = rest.strip_prefix('d')?;
+        if sequence.len() < 6 || !sequence.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let n: u64 = sequence.parse().ok()?;
+        (n > 0 && format!("{n:06}") == sequence).then_some(SlotFile::Delta(slot, n))
+    }
+
+    /// The slot the file belongs to.
+    #[must_use]
+    pub fn slot(self) -> SlotId {
+        match self {
+            SlotFile::Primary(s)
+            | SlotFile::Backup(s, _)
+            | SlotFile::PreMigration(s, _)
+            | SlotFile::Journal(s)
+            | SlotFile::Delta(s, _)
+            | SlotFile::Staged(s) => s,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backup_names_round_trip() {
+        assert_eq!(backup_name("slot-003.sav", 2), "slot-003.sav.bak2");
+        assert_eq!(
+            parse_backup_name("slot-003.sav.bak12"),
+            Some(("slot-003.sav", 12))
+        );
+        for not_backup in [
+            "slot-003.sav",
+            "x.bak",
+            "x.bak0",
+            "x.bak01",
+            "x.bakx",
+            "x.bak-1",
+        ] {
+            assert_eq!(parse_backup_name(not_backup), None, "{not_backup}");
+        }
+    }
+
+    #[test]
+    fn every_name_of_a_slot_file_parses_back() {
+        let slot = SlotId::Numbered(3);
+        let name = slot.file_name();
+        for (file, kind) in [
+            (name.clone(), SlotFile::Primary(slot)),
+            (backup_name(&name, 1), SlotFile::Backup(slot, 1)),
+            (backup_name(&name, 12), SlotFile::Backup(slot, 12)),
+            (
+                pre_migration_name(&name, 0),
+                SlotFile::PreMigration(slot, 0),
+            ),
+            (
+                pre_migration_name(&name, 7),
+                SlotFile::PreMigration(slot, 7),
+            ),
+            (journal_name(&name), SlotFile::Journal(slot)),
+            (delta_name(&name, 1), SlotFile::Delta(slot, 1)),
+            (staged_name(&name), SlotFile::Staged(slot)),
+            (
+                delta_name(&name, 1_234_567),
+                SlotFile::Delta(slot, 1_234_567),
+            ),
+        ] {
+            assert_eq!(SlotFile::parse(&file), Some(kind), "{file}");
+            assert_eq!(kind.slot(), slot);
+        }
+        assert_eq!(delta_name(&name, 2), "slot-003.sav.d000002");
+        for other in [
+            "slot-003.sav.tmp",
+            "slot-003.sav.bak.tmp",
+            "slot-003.sav.d000000",
+            "slot-003.sav.d00001",
+            "slot-003.sav.d0000001",
+            "slot-003.sav.v01.bak",
+            "slot-3.sav.bak1",
+            "settings.kv",
+            "run.replay",
+        ] {
+            assert_eq!(SlotFile::parse(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn file_names_round_trip() {

@@ -45,8 +45,24 @@ fn save_generations(manager: &SaveLoadManager, count: u64) {
 
 /// Checks one post-crash state: `old` is the seed of the save that existed before (if any),
 /// `new` the seed of the save that was being written.
-fn check_image(fs: &SimFs, old: Option<(u64, &[u8])>, new: (u64, &[u8]), committed: bool) {
-    let manager = sim_manager(fs);
+/// The manager a game over `fs` makes after a crash: the same settings as before it.
+fn manager_after(fs: &SimFs, backups: u32) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+        .key(common::key())
+        .backups(backups)
+        .build()
+        .unwrap()
+}
+
+fn check_image(
+    fs: &SimFs,
+    backups: u32,
+    old: Option<(u64, &[u8])>,
+    new: (u64, &[u8]),
+    committed: bool,
+) {
+    let manager = manager_after(fs, backups);
     match manager.load(SLOT) {
         Ok(loaded) => {
             let bytes = file(fs, &loaded.report.path).expect("the loaded file exists");
@@ -90,12 +106,7 @@ fn check_image(fs: &SimFs, old: Option<(u64, &[u8])>, new: (u64, &[u8]), committ
 
 fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
     let fs = SimFs::new();
-    let manager = SaveLoadManager::builder()
-        .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
-        .key(common::key())
-        .backups(backups)
-        .build()
-        .unwrap();
+    let manager = manager_after(&fs, backups);
     save_generations(&manager, earlier_saves);
     let old = file(&fs, &primary());
     let start = fs.op_count();
@@ -109,7 +120,7 @@ fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
     for after in start..=end {
         for image in fs.crash_images(after) {
             let old = old.as_deref().map(|b| (earlier_saves, b));
-            check_image(&image.fs, old, (new_seed, &new), after == end);
+            check_image(&image.fs, backups, old, (new_seed, &new), after == end);
             images += 1;
         }
     }
@@ -128,8 +139,8 @@ fn a_crash_during_a_save_leaves_the_old_save_or_the_new_one() {
 
 #[test]
 fn a_crash_during_backup_rotation_leaves_the_old_save_or_the_new_one() {
-    // Three earlier saves with three backups: the save under test renames bak2 to bak3 and
-    // bak1 to bak2 before linking the old save as bak1.
+    // Three earlier saves with three backups: the save under test copies (links) bak2 to bak3
+    // and bak1 to bak2 before linking the old save as bak1.
     assert!(crash_at_every_point(3, 3) > 60);
 }
 
@@ -165,16 +176,22 @@ fn save_fsyncs_before_rename_and_fsyncs_the_folder_after() {
                 len
             },
             Op::Sync(at(".tmp")),
-            Op::Rename {
+            // The backups move up once the new bytes are safe: each a hard link, renamed into
+            // place.
+            Op::Link {
                 from: at(".bak1"),
+                to: at(".bak2.tmp")
+            },
+            Op::Rename {
+                from: at(".bak2.tmp"),
                 to: at(".bak2")
             },
             Op::Link {
                 from: primary(),
-                to: at(".bak.tmp")
+                to: at(".bak1.tmp")
             },
             Op::Rename {
-                from: at(".bak.tmp"),
+                from: at(".bak1.tmp"),
                 to: at(".bak1")
             },
             Op::Rename {
@@ -292,9 +309,9 @@ fn a_save_after_a_crash_between_the_backup_renames_leaves_no_temp_file() {
     manager
         .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
         .unwrap();
-    let staged = PathBuf::from(format!("{}.bak.tmp", primary().display()));
+    let staged = PathBuf::from(format!("{}.bak1.tmp", primary().display()));
     let backup = PathBuf::from(format!("{}.bak1", primary().display()));
-    // The crash: right after `.bak.tmp` became `.bak1`, before the new file was renamed over
+    // The crash: right after `.bak1.tmp` became `.bak1`, before the new file was renamed over
     // the slot, with every folder entry kept. `.bak1` is then a second name of the slot's file.
     let ops = fs.ops();
     let rename = start

@@ -8,7 +8,7 @@ use common::game::{Player, World};
 use common::{fix_crc, key};
 use proptest::prelude::*;
 use savegame::format::parse_header;
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Codec, Error, SaveLoadManager, SlotId};
 use savegame_testkit::Counting;
 
@@ -103,7 +103,7 @@ fn lengths_larger_than_the_file_are_refused_before_allocation() {
         let mut bytes = clean.clone();
         bytes[at..at + value.len()].copy_from_slice(&value);
         fix_crc(&mut bytes);
-        storage.put(&SLOT.file_name(), bytes);
+        storage.put(&SLOT.file_name(), &bytes).unwrap();
         let mut result = None;
         let peak = ALLOC.peak_during(|| result = Some(manager.load(SLOT)));
         let err = result.unwrap().unwrap_err();
@@ -174,7 +174,7 @@ fn nesting_ten_thousand_deep_is_a_typed_error_not_a_stack_overflow() {
 
 /// Loads `bytes` as slot 1 and restores everything it can: any result but a panic is fine.
 fn load_anything(storage: &MemoryStorage, manager: &SaveLoadManager, bytes: Vec<u8>) {
-    storage.put(&SLOT.file_name(), bytes);
+    storage.put(&SLOT.file_name(), &bytes).unwrap();
     let _ = manager.list();
     if let Ok(loaded) = manager.load(SLOT) {
         let _ = loaded.snapshot.restore("player", &mut Player::default());

@@ -7,7 +7,7 @@ mod common;
 use common::game::{Player, Rng, World};
 use common::{fix_crc, memory_manager};
 use savegame::format::{HEADER_LEN, parse_header};
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Error, SaveLoadManager, SlotId};
 
 const SLOT: SlotId = SlotId::Numbered(1);
@@ -28,7 +28,7 @@ fn load_bytes(
     manager: &SaveLoadManager,
     bytes: Vec<u8>,
 ) -> Result<(), Error> {
-    storage.put(&SLOT.file_name(), bytes);
+    storage.put(&SLOT.file_name(), &bytes).unwrap();
     manager.load(SLOT).map(drop)
 }
 

@@ -15,7 +15,7 @@ use std::ops::Range;
 use common::{fix_crc_in, key};
 use proptest::prelude::*;
 use savegame::replay::{Player, Recorder, ReplayHeader, ReplayStatus};
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Codec, Error};
 use savegame_testkit::sim;
 use sim::{Input, Sim};
@@ -65,7 +65,7 @@ fn chunks(bytes: &[u8], encrypted: bool) -> Vec<Range<usize>> {
 
 fn open(bytes: Vec<u8>, encrypted: bool) -> savegame::Result<Player> {
     let storage = MemoryStorage::new();
-    storage.put(NAME, bytes);
+    storage.put(NAME, &bytes).unwrap();
     let builder = Player::builder();
     let builder = if encrypted {
         builder.key(key())
@@ -249,7 +249,7 @@ fn truncation_at_every_length_cuts_the_replay_short_and_trailing_bytes_are_refus
             }
             // The header reads, without totals.
             let storage = MemoryStorage::new();
-            storage.put(NAME, clean[..len].to_vec());
+            storage.put(NAME, &clean[..len]).unwrap();
             let header = ReplayHeader::read_in(&storage, NAME, None).unwrap();
             assert_eq!(header.totals, None, "truncated to {len}");
         }
@@ -399,7 +399,7 @@ impl Edit {
 /// Opens `bytes` and does everything a game or a tool could with it: any result but a panic.
 fn use_anything(bytes: Vec<u8>, encrypted: bool) {
     let storage = MemoryStorage::new();
-    storage.put(NAME, bytes);
+    storage.put(NAME, &bytes).unwrap();
     let _ = ReplayHeader::read_in(&storage, NAME, None);
     let _ = ReplayHeader::read_in(&storage, NAME, Some(&key()));
     let builder = Player::builder().allow_unencrypted(true);

@@ -3,6 +3,7 @@
 
 mod common;
 
+use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -34,14 +35,20 @@ impl Counting {
 }
 
 impl Storage for Counting {
-    fn locate(&self, name: &str) -> PathBuf {
-        self.inner.locate(name)
-    }
-    fn read(&self, name: &str, limit: u64) -> savegame::Result<Option<Vec<u8>>> {
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
         self.whole_reads.fetch_add(1, Ordering::SeqCst);
         self.inner.read(name, limit)
     }
-    fn read_at(&self, name: &str, offset: u64, len: usize) -> savegame::Result<Option<Head>> {
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.inner.put(name, bytes)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.inner.delete(name)
+    }
+    fn list(&self) -> io::Result<Vec<StoredFile>> {
+        self.inner.list()
+    }
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
         let head = self.inner.read_at(name, offset, len)?;
         if let Some(h) = &head {
             self.head_bytes
@@ -49,21 +56,32 @@ impl Storage for Counting {
         }
         Ok(head)
     }
-    fn write(&self, name: &str, bytes: &[u8], keep: u32) -> savegame::Result<()> {
-        self.inner.write(name, bytes, keep)
+    fn reads_ranges(&self) -> bool {
+        true
     }
-    fn append(&self, name: &str, bytes: &[u8]) -> savegame::Result<()> {
+    fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
+        self.inner.copy(from, to)
+    }
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.inner.put_after(name, bytes, first)
+    }
+    fn can_append(&self) -> bool {
+        true
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.inner.append(name, bytes)
     }
-    fn remove(&self, name: &str) -> savegame::Result<()> {
-        self.inner.remove(name)
-    }
-    fn list(&self) -> savegame::Result<Vec<StoredFile>> {
-        self.inner.list()
-    }
-    fn lock(&self, name: &str) -> savegame::Result<StorageLock> {
+    fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> {
         self.locks.fetch_add(1, Ordering::SeqCst);
         self.inner.lock(name)
+    }
+    fn locate(&self, name: &str) -> PathBuf {
+        self.inner.locate(name)
     }
 }
 

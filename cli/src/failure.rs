@@ -57,6 +57,15 @@ impl Failure {
         }
     }
 
+    /// A storage's I/O error on `path`, as the library would report it.
+    pub fn io(path: &Path, err: std::io::Error) -> Self {
+        let err = Error::Io {
+            path: path.to_path_buf(),
+            source: err,
+        };
+        Self::file(path, &err)
+    }
+
     /// A problem found by the tool itself about `path` (`kind` names it, like an error kind).
     pub fn bad(path: &Path, what: impl fmt::Display, kind: &str) -> Self {
         Failure {

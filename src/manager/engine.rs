@@ -5,18 +5,19 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use super::backups::{backups_of, put_keeping_backups};
 use super::files::{self, Files};
-use super::journal::{JournalState, Journals, journal_name};
-use super::locks::lock;
+use super::journal::{Journals, has_deltas};
+use super::locks::{lock, lock_slot};
 use super::menu::{SlotInfo, SlotStatus};
 use super::report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::format::Header;
 use crate::migrate::Migrations;
-use crate::slot::SlotId;
+use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
 use crate::snapshot::Snapshot;
-use crate::storage::{backup_name, parse_backup_name, pre_migration_name};
+use crate::storage::StoredFile;
 
 /// Everything a manager knows and does, shared with its worker thread.
 #[derive(Debug)]
@@ -71,18 +72,16 @@ struct Previous {
 impl Engine {
     /// A full save, taking the slot's lock.
     pub(super) fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
-        let name = slot.file_name();
-        let _lock = self.files.storage.lock(&name)?;
+        let _lock = lock_slot(&self.files, &slot.file_name())?;
         self.save_locked(slot, snapshot)
     }
 
     /// A full save, with the slot's lock held: a new base, and the end of its journal.
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
         let name = slot.file_name();
-        let journal = journal_name(&name);
-        // Deltas name their base by generation: a new base must never reuse the generation a
-        // leftover journal was written for.
-        let leftover = self.journals.generation(&self.files, &journal);
+        // Deltas name their base by generation: a new base must never reuse the generation
+        // leftover deltas were written for.
+        let leftover = self.journals.generation(&self.files, &name);
         let seal = |previous: u64| {
             snapshot.seal_file(
                 slot,
@@ -105,17 +104,13 @@ impl Engine {
         if let Some((version, old)) = &previous.older {
             // The last file at an older schema version is kept as it was, before anything
             // replaces it.
-            self.files
-                .storage
-                .write(&pre_migration_name(&name, *version), old, 0)?;
+            self.files.put(&pre_migration_name(&name, *version), old)?;
         }
         let keep = if previous.sound { self.backups } else { 0 };
-        self.files.storage.write(&name, &bytes, keep)?;
-        // The new base holds everything: its old journal is obsolete. Should removing it fail,
-        // its deltas name the old generation and are ignored, and replaced by the next
-        // incremental save.
-        self.journals.forget(&journal);
-        let _ = self.files.storage.remove(&journal);
+        put_keeping_backups(self.files.storage.as_ref(), &name, &bytes, keep)
+            .map_err(|e| self.files.error(&name, e))?;
+        // The new base holds everything: its old deltas are obsolete.
+        self.journals.clear(&self.files, slot, &name);
         Ok(SaveReport {
             slot,
             path,
@@ -200,7 +195,7 @@ impl Engine {
                 older: None,
             });
         }
-        let bytes = match self.files.storage.read(name, self.files.max_file_size) {
+        let bytes = match self.files.read(name) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(damaged()),
             Err(e) if e.is_corruption() => return Ok(damaged()),
@@ -261,7 +256,7 @@ impl Engine {
                 return Ok(loaded);
             }
         }
-        let _lock = self.files.storage.lock(&name)?;
+        let _lock = lock_slot(&self.files, &name)?;
         self.load_unlocked(slot)
     }
 
@@ -269,16 +264,17 @@ impl Engine {
     /// retry.
     pub(super) fn load_unlocked(&self, slot: SlotId) -> Result<Loaded> {
         let name = slot.file_name();
+        let listing = self.files.list()?;
         let mut candidates = vec![(name.clone(), None)];
         candidates.extend(
-            self.backups_of(&name)?
+            backups_of(&listing, slot)
                 .into_iter()
                 .map(|i| (backup_name(&name, i), Some(i))),
         );
         let mut primary_problem: Option<Error> = None;
         let mut damaged = 0;
         for (file, backup) in candidates {
-            let bytes = match self.files.storage.read(&file, self.files.max_file_size) {
+            let bytes = match self.files.read(&file) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => continue,
                 Err(e) if e.is_corruption() || matches!(e, Error::Io { .. }) => {
@@ -293,7 +289,8 @@ impl Engine {
                     let (deltas, journal_problem) = self.journals.apply(
                         &self.files,
                         slot,
-                        &journal_name(&name),
+                        &name,
+                        &listing,
                         &header,
                         &mut snapshot,
                     )?;
@@ -346,70 +343,43 @@ impl Engine {
             .migrate_snapshot(&snapshot, from, self.files.schema_version)
     }
 
-    /// Indices of the backups of `name` present in the storage, ascending.
-    fn backups_of(&self, name: &str) -> Result<Vec<u32>> {
-        let mut found: Vec<u32> = self
-            .files
-            .storage
-            .list()?
-            .iter()
-            .filter_map(|f| match parse_backup_name(&f.name) {
-                Some((primary, i)) if primary == name => Some(i),
-                _ => None,
-            })
-            .collect();
-        found.sort_unstable();
-        Ok(found)
-    }
-
     /// Every slot with a file, for a load menu.
     pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
-        #[derive(Default)]
-        struct Found {
-            primary: bool,
-            backups: u32,
-            journal: bool,
-        }
-        let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
-        for file in self.files.storage.list()? {
-            if let Some(slot) = SlotId::from_file_name(&file.name) {
-                slots.entry(slot).or_default().primary = true;
-            } else if let Some(slot) =
-                parse_backup_name(&file.name).and_then(|(p, _)| SlotId::from_file_name(p))
-            {
-                slots.entry(slot).or_default().backups += 1;
-            } else if let Some(slot) = file
-                .name
-                .strip_suffix(".journal")
-                .and_then(SlotId::from_file_name)
-            {
-                slots.entry(slot).or_default().journal = true;
+        let listing = self.files.list()?;
+        let mut slots: BTreeMap<SlotId, (bool, u32)> = BTreeMap::new();
+        for file in &listing {
+            match SlotFile::parse(&file.name) {
+                Some(SlotFile::Primary(slot)) => slots.entry(slot).or_default().0 = true,
+                Some(SlotFile::Backup(slot, _)) => slots.entry(slot).or_default().1 += 1,
+                _ => {}
             }
         }
         Ok(slots
             .into_iter()
-            .filter(|(_, f)| f.primary || f.backups > 0)
-            .map(|(slot, f)| self.slot_info(slot, f.primary, f.backups, f.journal))
+            .filter(|&(_, (primary, backups))| primary || backups > 0)
+            .map(|(slot, (primary, backups))| self.slot_info(slot, primary, backups, &listing))
             .collect())
     }
 
     /// What the load menu shows for one slot.
     pub(super) fn info(&self, slot: SlotId) -> Result<SlotInfo> {
         let name = slot.file_name();
-        let backups = self.backups_of(&name)?.len() as u32;
-        let has_primary = self.files.storage.read_head(&name, 0)?.is_some();
+        let listing = self.files.list()?;
+        let backups = backups_of(&listing, slot).len() as u32;
+        let has_primary = self.files.exists(&name)?;
         if !has_primary && backups == 0 {
             return Err(Error::SlotEmpty { slot });
         }
-        let has_journal = self
-            .files
-            .storage
-            .read_head(&journal_name(&name), 0)?
-            .is_some();
-        Ok(self.slot_info(slot, has_primary, backups, has_journal))
+        Ok(self.slot_info(slot, has_primary, backups, &listing))
     }
 
-    fn slot_info(&self, slot: SlotId, has_primary: bool, backups: u32, journal: bool) -> SlotInfo {
+    fn slot_info(
+        &self,
+        slot: SlotId,
+        has_primary: bool,
+        backups: u32,
+        listing: &[StoredFile],
+    ) -> SlotInfo {
         let unreadable = |reason: String| SlotInfo {
             slot,
             file_size: 0,
@@ -448,10 +418,12 @@ impl Engine {
         } else {
             SlotStatus::Ready
         };
-        let summary = if journal {
+        let summary = if has_deltas(listing, slot) {
             self.journals.summary(
                 &self.files,
-                &journal_name(&slot.file_name()),
+                slot,
+                &slot.file_name(),
+                listing,
                 header.generation,
             )
         } else {
@@ -492,34 +464,40 @@ impl Engine {
 
     /// Is there anything in `slot`?
     pub(super) fn exists(&self, slot: SlotId) -> Result<bool> {
-        let name = slot.file_name();
-        Ok(
-            self.files.storage.read_head(&name, 0)?.is_some()
-                || !self.backups_of(&name)?.is_empty(),
-        )
+        Ok(self.files.exists(&slot.file_name())?
+            || !backups_of(&self.files.list()?, slot).is_empty())
     }
 
-    /// Deletes every file of `slot`.
+    /// Deletes every file of `slot`: its deltas (last first), backups and copies, then its
+    /// primary file, so a crash part-way leaves a slot that still loads, or none.
     pub(super) fn delete(&self, slot: SlotId) -> Result<bool> {
         let name = slot.file_name();
-        let _lock = self.files.storage.lock(&name)?;
+        let _lock = lock_slot(&self.files, &name)?;
+        let mut files: Vec<(u8, u64, String)> = self
+            .files
+            .list()?
+            .into_iter()
+            .filter_map(|f| {
+                let order = match SlotFile::parse(&f.name)? {
+                    found if found.slot() != slot => return None,
+                    SlotFile::Delta(_, n) => (0, u64::MAX - n),
+                    SlotFile::Journal(_) | SlotFile::Staged(_) => (1, 0),
+                    SlotFile::Backup(_, i) => (2, u64::from(i)),
+                    SlotFile::PreMigration(_, v) => (3, u64::from(v)),
+                    SlotFile::Primary(_) => return None,
+                };
+                Some((order.0, order.1, f.name))
+            })
+            .collect();
+        files.sort_unstable();
         let mut any = false;
-        for i in self.backups_of(&name)? {
-            self.files.storage.remove(&backup_name(&name, i))?;
+        for (_, _, file) in files {
+            self.files.delete(&file)?;
             any = true;
         }
-        let prefix = format!("{name}.v");
-        let journal = journal_name(&name);
-        for file in self.files.storage.list()? {
-            let kept = file.name.starts_with(&prefix) && file.name.ends_with(".bak");
-            if kept || file.name == journal {
-                self.files.storage.remove(&file.name)?;
-                any = true;
-            }
-        }
-        self.journals.forget(&journal);
-        if self.files.storage.read_head(&name, 0)?.is_some() {
-            self.files.storage.remove(&name)?;
+        self.journals.clear(&self.files, slot, &name);
+        if self.files.exists(&name)? {
+            self.files.delete(&name)?;
             any = true;
         }
         Ok(any)
@@ -569,10 +547,9 @@ impl Engine {
     /// its share of the base.
     pub(super) fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
         let name = slot.file_name();
-        let journal = journal_name(&name);
-        let _lock = self.files.storage.lock(&name)?;
+        let _lock = lock_slot(&self.files, &name)?;
         let (base, base_len) = self.checked_base(slot, &name, changes.codec())?;
-        let state = self.journals.state(&self.files, slot, &journal, &base)?;
+        let state = self.journals.state(&self.files, slot, &name, &base)?;
         let record = changes.seal_delta(
             slot,
             self.files.schema_version,
@@ -583,22 +560,12 @@ impl Engine {
         let journal_len = state.len + record.len() as u64;
         if journal_len > self.files.max_file_size {
             return Err(Error::TooLarge {
-                path: self.files.storage.locate(&journal),
+                path: self.files.storage.locate(&crate::slot::journal_name(&name)),
                 size: journal_len,
                 limit: self.files.max_file_size,
             });
         }
-        // Until the append is known to have completed, the journal's end is unknown.
-        self.journals.forget(&journal);
-        self.files.storage.append(&journal, &record)?;
-        self.journals.appended(
-            &journal,
-            JournalState {
-                base_generation: base.generation,
-                len: journal_len,
-                next_sequence: state.next_sequence + 1,
-            },
-        );
+        self.journals.append(&self.files, &name, state, &record)?;
         let mut report = DeltaReport {
             slot,
             sequence: state.next_sequence,
@@ -620,7 +587,7 @@ impl Engine {
 
     /// Merges the slot's base and deltas into a new base, with the slot's lock taken.
     pub(super) fn compact(&self, slot: SlotId) -> Result<SaveReport> {
-        let _lock = self.files.storage.lock(&slot.file_name())?;
+        let _lock = lock_slot(&self.files, &slot.file_name())?;
         self.compact_locked(slot)
     }
 

@@ -2,13 +2,14 @@
 //! time), and the checks every opened file of a slot must pass (its slot, its schema version,
 //! its encryption).
 
+use std::io;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header, Key};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
-use crate::storage::Storage;
+use crate::storage::{Head, Storage, StoredFile, TooLarge};
 
 /// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
 /// the metadata.
@@ -26,14 +27,72 @@ pub(crate) struct Files {
 }
 
 impl Files {
-    /// Checks the whole stored file `name`, `len` bytes long, against its CRC32, a piece at a
-    /// time (it is never held in memory whole).
+    /// The crate's error for the storage's error `e` on `name`: the path added, and a size cap
+    /// exceeded as [`Error::TooLarge`].
+    pub(super) fn error(&self, name: &str, e: io::Error) -> Error {
+        let path = self.storage.locate(name);
+        if e.kind() == io::ErrorKind::FileTooLarge {
+            let limit = self.max_file_size;
+            let size = e
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<TooLarge>())
+                .map_or(limit.saturating_add(1), |t| t.size);
+            return Error::TooLarge { path, size, limit };
+        }
+        Error::io(path, e)
+    }
+
+    /// Reads the whole of `name`, capped at the manager's size cap.
+    pub(super) fn read(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.storage
+            .read(name, self.max_file_size)
+            .map_err(|e| self.error(name, e))
+    }
+
+    /// Reads up to `len` bytes of `name` from `offset`.
+    pub(super) fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>> {
+        self.storage
+            .read_at(name, offset, len)
+            .map_err(|e| self.error(name, e))
+    }
+
+    /// Whether `name` exists, from a read of none of its bytes.
+    pub(super) fn exists(&self, name: &str) -> Result<bool> {
+        self.storage
+            .read_head(name, 0)
+            .map(|h| h.is_some())
+            .map_err(|e| self.error(name, e))
+    }
+
+    /// Puts `bytes` as `name`, atomically and durably.
+    pub(super) fn put(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.storage
+            .put(name, bytes)
+            .map_err(|e| self.error(name, e))
+    }
+
+    /// Deletes `name`, durably.
+    pub(super) fn delete(&self, name: &str) -> Result<()> {
+        self.storage.delete(name).map_err(|e| self.error(name, e))
+    }
+
+    /// Every object in the storage.
+    pub(super) fn list(&self) -> Result<Vec<StoredFile>> {
+        self.storage.list().map_err(|e| self.error("", e))
+    }
+
+    /// Checks the whole stored file `name`, `len` bytes long, against its CRC32: a piece at a
+    /// time (never held in memory whole) where the storage reads ranges, else read once.
     pub(super) fn check_stored(&self, name: &str, len: u64) -> Result<()> {
-        format::check_crc_in_pieces(len, |offset, n| {
-            match self.storage.read_at(name, offset, n)? {
-                Some(piece) if piece.file_len == len => Ok(piece.bytes),
+        if !self.storage.reads_ranges() {
+            return match self.read(name)? {
+                Some(bytes) if bytes.len() as u64 == len => format::check_crc(&bytes),
                 _ => Err(Error::malformed("the file changed while it was checked")),
-            }
+            };
+        }
+        format::check_crc_in_pieces(len, |offset, n| match self.read_at(name, offset, n)? {
+            Some(piece) if piece.file_len == len => Ok(piece.bytes),
+            _ => Err(Error::malformed("the file changed while it was checked")),
         })
     }
 
@@ -85,12 +144,12 @@ impl Files {
         offset: u64,
         whole_file: bool,
     ) -> Result<Option<(Header, u64)>> {
-        let Some(head) = self.storage.read_at(file, offset, HEAD_READ)? else {
+        let Some(head) = self.read_at(file, offset, HEAD_READ)? else {
             return Ok(None);
         };
         let needed = format::header_len(&head.bytes)?;
         let head = if needed > head.bytes.len() && (needed as u64) <= head.file_len {
-            match self.storage.read_at(file, offset, needed)? {
+            match self.read_at(file, offset, needed)? {
                 Some(head) => head,
                 None => return Ok(None),
             }

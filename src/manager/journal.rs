@@ -1,14 +1,21 @@
 //! Incremental saves: deltas appended to a slot's journal, merged on load, compacted into a new
 //! base when they grow.
 //!
-//! A slot with deltas is its primary file (the base) plus `<slot file>.journal`: records of the
-//! save format of kind 2, one after another, each sealed and checksummed on its own. A delta
+//! A slot with deltas is its primary file (the base) plus its deltas: records of the save format
+//! of kind 2, each sealed and checksummed on its own. On a storage that appends they follow one
+//! another in `<slot file>.journal`; on one that cannot, each is an object of its own,
+//! `<slot file>.d000001` and on (see [`crate::slot`]), and a put is atomic, so no record is ever
+//! torn. A delta
 //! names its base by generation and carries a sequence number from 1. A load applies the
 //! deltas that fit the base it loaded, in order, and stops at the first that does not: a torn
 //! record at the end (a crash during an append), a damaged one, one for another base (a crash
 //! between a compaction and the journal's removal, or a base recovered from a backup). The next
 //! incremental save drops such a tail before it appends. A full save writes a new base and
-//! removes the journal.
+//! removes the journal (or the delta objects, last first, so a crash leaves a prefix).
+//!
+//! A slot's deltas are read and written in the form its storage supports. Deltas in the other
+//! form (a folder written by a storage of the other kind) are not applied, and the load reports
+//! them rather than drop them unseen.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -17,12 +24,31 @@ use super::files::Files;
 use super::locks::lock;
 use crate::error::Result;
 use crate::format::{self, FileKind, Header};
-use crate::slot::SlotId;
+use crate::slot::{SlotFile, SlotId, delta_name, journal_name};
 use crate::snapshot::Snapshot;
+use crate::storage::StoredFile;
 
-/// The journal of the slot whose primary file is `name`: `slot-003.sav.journal`.
-pub(super) fn journal_name(name: &str) -> String {
-    format!("{name}.journal")
+/// The delta objects of `slot` in `listing`: sequence numbers and sizes, ascending.
+fn delta_objects(listing: &[StoredFile], slot: SlotId) -> Vec<(u64, u64)> {
+    let mut found: Vec<(u64, u64)> = listing
+        .iter()
+        .filter_map(|f| match SlotFile::parse(&f.name) {
+            Some(SlotFile::Delta(s, n)) if s == slot => Some((n, f.len)),
+            _ => None,
+        })
+        .collect();
+    found.sort_unstable();
+    found
+}
+
+/// The delta objects numbered 1, 2, … without a gap: the only ones a load can apply.
+fn contiguous(objects: &[(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
+    objects
+        .iter()
+        .copied()
+        .enumerate()
+        .take_while(|&(i, (n, _))| n == i as u64 + 1)
+        .map(|(_, found)| found)
 }
 
 /// What the manager knows of a journal it appended to or read whole.
@@ -59,47 +85,74 @@ pub(crate) struct Journals {
 }
 
 impl Journals {
-    /// Forgets what is known of `journal`: its end is unknown until it is read again.
-    pub(super) fn forget(&self, journal: &str) {
-        lock(&self.known).remove(journal);
+    /// Forgets what is known of the deltas of the slot whose primary file is `name`: where they
+    /// end is unknown until they are read again.
+    fn forget(&self, name: &str) {
+        lock(&self.known).remove(name);
     }
 
-    /// Records that `journal` now ends at `len` with deltas for `base_generation`, the next
-    /// one numbered `next_sequence`.
-    pub(super) fn appended(&self, journal: &str, state: JournalState) {
-        lock(&self.known).insert(journal.to_owned(), state);
+    /// Removes every delta of the slot whose primary file is `name`, after a full save made
+    /// them obsolete. Best effort: deltas that remain name the old base's generation, are
+    /// ignored by loads, and are dropped by the next incremental save.
+    pub(super) fn clear(&self, files: &Files, slot: SlotId, name: &str) {
+        self.forget(name);
+        if files.storage.can_append() {
+            let _ = files.delete(&journal_name(name));
+            return;
+        }
+        if let Ok(listing) = files.list() {
+            for (n, _) in delta_objects(&listing, slot).into_iter().rev() {
+                if files.delete(&delta_name(name, n)).is_err() {
+                    return;
+                }
+            }
+        }
     }
 
-    /// Where the journal ends and which sequence number comes next; a torn, damaged or stale
-    /// tail is dropped first (crash-safely: the journal is rewritten without it).
+    /// Where the slot's deltas end and which sequence number comes next; a torn, damaged or
+    /// stale tail is dropped first (crash-safely: the journal is put again without it, or the
+    /// objects past it are deleted, last first).
     pub(super) fn state(
         &self,
         files: &Files,
         slot: SlotId,
-        journal: &str,
+        name: &str,
         base: &Header,
     ) -> Result<JournalState> {
-        let on_disk = files
-            .storage
-            .read_head(journal, 0)?
-            .map_or(0, |h| h.file_len);
-        let known = lock(&self.known).get(journal).copied();
+        let known = lock(&self.known).get(name).copied();
+        let appends = files.storage.can_append();
         if let Some(state) = known
             && state.base_generation == base.generation
-            && state.len == on_disk
         {
-            return Ok(state);
-        }
-        let bytes = files
-            .storage
-            .read(journal, files.max_file_size)?
-            .unwrap_or_default();
-        let scan = self.scan(files, slot, &bytes, base);
-        if scan.valid_len < bytes.len() {
-            if scan.valid_len == 0 {
-                files.storage.remove(journal)?;
+            // Still where this manager left it: nothing was appended by anyone else since.
+            let unchanged = if appends {
+                let on_disk = files
+                    .read_at(&journal_name(name), 0, 0)?
+                    .map_or(0, |h| h.file_len);
+                on_disk == state.len
             } else {
-                files.storage.write(journal, &bytes[..scan.valid_len], 0)?;
+                !files.exists(&delta_name(name, state.next_sequence))?
+            };
+            if unchanged {
+                return Ok(state);
+            }
+        }
+        let listing = if appends { Vec::new() } else { files.list()? };
+        let stored = self.read(files, slot, name, &listing)?;
+        let scan = self.scan(files, slot, &stored.bytes, base);
+        if appends && scan.valid_len < stored.bytes.len() {
+            let journal = journal_name(name);
+            if scan.valid_len == 0 {
+                files.delete(&journal)?;
+            } else {
+                files.put(&journal, &stored.bytes[..scan.valid_len])?;
+            }
+        } else if !appends {
+            let kept = scan.records.len() as u64;
+            for (n, _) in delta_objects(&listing, slot).into_iter().rev() {
+                if n > kept {
+                    files.delete(&delta_name(name, n))?;
+                }
             }
         }
         Ok(JournalState {
@@ -109,30 +162,82 @@ impl Journals {
         })
     }
 
-    /// Applies the journal's deltas that fit `base` to `snapshot`: how many, and why it
-    /// stopped early, if it did.
+    /// Stores `record`, delta number `state.next_sequence`, durably: appended to the journal,
+    /// or put as an object of its own.
+    pub(super) fn append(
+        &self,
+        files: &Files,
+        name: &str,
+        state: JournalState,
+        record: &[u8],
+    ) -> Result<JournalState> {
+        // Until the append is known to have completed, the journal's end is unknown.
+        self.forget(name);
+        if files.storage.can_append() {
+            let journal = journal_name(name);
+            files
+                .storage
+                .append(&journal, record)
+                .map_err(|e| files.error(&journal, e))?;
+        } else {
+            files.put(&delta_name(name, state.next_sequence), record)?;
+        }
+        let next = JournalState {
+            base_generation: state.base_generation,
+            len: state.len + record.len() as u64,
+            next_sequence: state.next_sequence + 1,
+        };
+        lock(&self.known).insert(name.to_owned(), next);
+        Ok(next)
+    }
+
+    /// The slot's deltas as one run of records, in the form its storage keeps them, and what
+    /// there is of the other form.
+    fn read(
+        &self,
+        files: &Files,
+        slot: SlotId,
+        name: &str,
+        listing: &[StoredFile],
+    ) -> Result<Stored> {
+        if files.storage.can_append() {
+            let bytes = files.read(&journal_name(name))?.unwrap_or_default();
+            return Ok(Stored { bytes });
+        }
+        let mut bytes = Vec::new();
+        for (n, _) in contiguous(&delta_objects(listing, slot)) {
+            match files.read(&delta_name(name, n))? {
+                Some(record) => bytes.extend_from_slice(&record),
+                None => break,
+            }
+        }
+        Ok(Stored { bytes })
+    }
+
+    /// Applies the slot's deltas that fit `base` to `snapshot`: how many, and why it stopped
+    /// early, if it did. `listing` is the storage's, read by the load.
     pub(super) fn apply(
         &self,
         files: &Files,
         slot: SlotId,
-        journal: &str,
+        name: &str,
+        listing: &[StoredFile],
         base: &Header,
         snapshot: &mut Snapshot,
     ) -> Result<(u32, Option<String>)> {
-        let bytes = match files.storage.read(journal, files.max_file_size) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => return Ok((0, None)),
+        let stored = match self.read(files, slot, name, listing) {
+            Ok(stored) => stored,
             Err(e) if e.is_corruption() => return Ok((0, Some(e.to_string()))),
             Err(e) => return Err(e),
         };
-        let scan = self.scan(files, slot, &bytes, base);
+        let scan = self.scan(files, slot, &stored.bytes, base);
         let count = scan.records.len();
-        if scan.valid_len == bytes.len() {
+        if scan.valid_len == stored.bytes.len() {
             lock(&self.known).insert(
-                journal.to_owned(),
+                name.to_owned(),
                 JournalState {
                     base_generation: base.generation,
-                    len: bytes.len() as u64,
+                    len: stored.bytes.len() as u64,
                     next_sequence: count as u64 + 1,
                 },
             );
@@ -140,10 +245,11 @@ impl Journals {
         for record in scan.records {
             snapshot.apply_delta(record);
         }
-        Ok((count as u32, scan.problem))
+        let problem = scan.problem.or_else(|| other_form(files, slot, listing));
+        Ok((count as u32, problem))
     }
 
-    /// Reads a journal's records, in order, as far as they fit `base`.
+    /// Reads a run of records, in order, as far as they fit `base`.
     fn scan(&self, files: &Files, slot: SlotId, bytes: &[u8], base: &Header) -> Scan {
         let mut scan = Scan::default();
         while scan.valid_len < bytes.len() {
@@ -211,31 +317,60 @@ impl Journals {
         scan
     }
 
-    /// The base generation a leftover journal was written for (0 if none or unreadable).
-    pub(super) fn generation(&self, files: &Files, journal: &str) -> u64 {
+    /// The base generation leftover deltas were written for (0 if none or unreadable): a new
+    /// base must never reuse it.
+    pub(super) fn generation(&self, files: &Files, name: &str) -> u64 {
+        let first = if files.storage.can_append() {
+            journal_name(name)
+        } else {
+            delta_name(name, 1)
+        };
         files
-            .read_header_at(journal, 0, false)
+            .read_header_at(&first, 0, false)
             .ok()
             .flatten()
             .map_or(0, |(h, _)| h.generation)
     }
 
-    /// How many deltas for `base_generation` the journal holds, and the newest one's header,
-    /// from record headers alone.
-    pub(super) fn summary(&self, files: &Files, journal: &str, base_generation: u64) -> Summary {
+    /// How many deltas for `base_generation` the slot holds, and the newest one's header, from
+    /// record headers alone. `listing` is the storage's.
+    pub(super) fn summary(
+        &self,
+        files: &Files,
+        slot: SlotId,
+        name: &str,
+        listing: &[StoredFile],
+        base_generation: u64,
+    ) -> Summary {
         let mut summary = Summary::default();
-        let Ok(Some(head)) = files.storage.read_head(journal, 0) else {
+        let fits = |header: &Header| {
+            header.kind == FileKind::Delta && header.generation == base_generation
+        };
+        if !files.storage.can_append() {
+            for (n, len) in contiguous(&delta_objects(listing, slot)) {
+                match files.read_header_at(&delta_name(name, n), 0, true) {
+                    Ok(Some((header, _))) if fits(&header) => {
+                        summary.deltas += 1;
+                        summary.len += len;
+                        summary.latest = Some(header);
+                    }
+                    _ => break,
+                }
+            }
+            return summary;
+        }
+        let journal = journal_name(name);
+        let Ok(Some(head)) = files.read_at(&journal, 0, 0) else {
             return summary;
         };
         summary.len = head.file_len;
         let mut offset = 0u64;
         while offset < summary.len {
-            let Ok(Some((header, _))) = files.read_header_at(journal, offset, false) else {
+            let Ok(Some((header, _))) = files.read_header_at(&journal, offset, false) else {
                 break;
             };
             let end = offset.saturating_add(header.sections().crc.end);
-            let fits = header.kind == FileKind::Delta && header.generation == base_generation;
-            if !fits || end > summary.len {
+            if !fits(&header) || end > summary.len {
                 break;
             }
             summary.deltas += 1;
@@ -244,4 +379,42 @@ impl Journals {
         }
         summary
     }
+}
+
+/// The slot's records as one run of bytes.
+struct Stored {
+    bytes: Vec<u8>,
+}
+
+/// Why deltas of the slot in the form its storage does not keep them were not applied, when
+/// there are any.
+fn other_form(files: &Files, slot: SlotId, listing: &[StoredFile]) -> Option<String> {
+    let (found, form) = if files.storage.can_append() {
+        let objects = delta_objects(listing, slot).len();
+        (
+            objects,
+            "delta objects (written by a storage that cannot append)",
+        )
+    } else {
+        let journal = listing
+            .iter()
+            .any(|f| SlotFile::parse(&f.name) == Some(SlotFile::Journal(slot)));
+        (
+            usize::from(journal),
+            "journal (written by a storage that appends)",
+        )
+    };
+    (found > 0).then(|| {
+        format!(
+            "{found} {form} not applied: open the slot with that storage and compact it, or save \
+             it in full"
+        )
+    })
+}
+
+/// Whether a slot has deltas of any form in `listing`.
+pub(super) fn has_deltas(listing: &[StoredFile], slot: SlotId) -> bool {
+    listing.iter().any(|f| {
+        matches!(SlotFile::parse(&f.name), Some(SlotFile::Journal(s) | SlotFile::Delta(s, _)) if s == slot)
+    })
 }

@@ -2,6 +2,7 @@
 //! incrementally), loads them back, and lists them.
 
 mod background;
+pub mod backups;
 mod engine;
 mod files;
 mod journal;

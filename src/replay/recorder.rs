@@ -145,8 +145,8 @@ impl RecorderBuilder {
     ///
     /// # Errors
     /// [`Error::Config`] for a frame rate, schema or input version of 0, a chunk size under
-    /// 64 bytes or over [`MAX_CHUNK_LEN`], or metadata over its caps; [`Error::Io`] when the
-    /// file cannot be written.
+    /// 64 bytes or over [`MAX_CHUNK_LEN`], metadata over its caps, or a storage that cannot
+    /// append ([`Storage::can_append`]); [`Error::Io`] when the file cannot be written.
     pub fn create_in<I: Serialize>(self, storage: impl Storage, name: &str) -> Result<Recorder<I>> {
         let config = |reason: &str| {
             Err(Error::Config {
@@ -161,6 +161,11 @@ impl RecorderBuilder {
         }
         if !(MIN_CHUNK_SIZE as u64..=MAX_CHUNK_LEN / 2).contains(&(self.chunk_size as u64)) {
             return config("a replay's chunk size is between 64 bytes and 128 MiB");
+        }
+        if !storage.can_append() {
+            return config(
+                "a replay is recorded by appending chunks, and this storage cannot append",
+            );
         }
         let start = StartMeta {
             frame_rate: self.frame_rate,
@@ -186,7 +191,10 @@ impl RecorderBuilder {
             batch: Vec::new(),
             stopped: None,
         };
-        writer.storage.remove(name)?;
+        writer
+            .storage
+            .delete(name)
+            .map_err(|e| Error::io(writer.storage.locate(name), e))?;
         writer.seal(ChunkKind::Start, 0, &meta, &[])?;
         writer.write_batch()?;
         Ok(Recorder {
@@ -312,6 +320,7 @@ impl Writer {
             return Ok(());
         }
         if let Err(e) = self.storage.append(&self.name, &self.batch) {
+            let e = Error::io(self.storage.locate(&self.name), e);
             self.stopped = Some(e.to_string());
             return Err(e);
         }

@@ -64,7 +64,8 @@ pub(crate) fn read_start(
     key: Option<&Key>,
 ) -> Result<StartRead> {
     let head = storage
-        .read_at(name, 0, CHUNK_HEADER_LEN)?
+        .read_at(name, 0, CHUNK_HEADER_LEN)
+        .map_err(|e| Error::io(storage.locate(name), e))?
         .ok_or_else(|| Error::io(storage.locate(name), io::ErrorKind::NotFound.into()))?;
     let file_len = head.file_len;
     if head.bytes.len() < CHUNK_HEADER_LEN {
@@ -182,7 +183,8 @@ impl Source {
         let len = usize::try_from(len).unwrap_or(usize::MAX);
         let head = self
             .storage
-            .read_at(&self.name, offset, len)?
+            .read_at(&self.name, offset, len)
+            .map_err(|e| Error::io(self.path(), e))?
             .ok_or_else(|| Error::io(self.path(), io::ErrorKind::NotFound.into()))?;
         Ok(head.bytes)
     }
@@ -236,7 +238,8 @@ impl Source {
 fn read_exact(storage: &dyn Storage, name: &str, offset: u64, len: u64) -> Result<Vec<u8>> {
     let want = usize::try_from(len).map_err(|_| Error::malformed("a chunk too large to read"))?;
     let head = storage
-        .read_at(name, offset, want)?
+        .read_at(name, offset, want)
+        .map_err(|e| Error::io(storage.locate(name), e))?
         .ok_or_else(|| Error::io(storage.locate(name), io::ErrorKind::NotFound.into()))?;
     if head.bytes.len() != want {
         return Err(Error::malformed(format!(

@@ -5,7 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{Head, Storage, StorageLock, StoredFile, backup_name};
+use super::{Head, Storage, StorageLock, StoredFile, too_large};
 use crate::error::{Error, Result};
 
 /// A file being written: what [`FileSystem::create`] returns.
@@ -239,14 +239,19 @@ impl FileSystem for StdFs {
 
 /// Save files in one folder, written crash-safely.
 ///
-/// An append (of a journal record) writes at the end of the file and fsyncs it, and fsyncs the
-/// folder when it created the file. A write goes: write `name.tmp`, fsync it; rotate the backups (`name.bak{i}` to
-/// `name.bak{i+1}`), hard-link the current `name` as `name.bak1` (copying it where the file
-/// system has no hard links); rename `name.tmp` over `name`; fsync the folder. At every instant
-/// `name` is either the old file or the new one.
+/// - A put writes `name.tmp`, fsyncs it, renames it over `name`, and fsyncs the folder. At
+///   every instant `name` is either the old file or the new one.
+/// - [`put_after`](Storage::put_after) runs its `first` between the fsync of `name.tmp` and the
+///   rename, so the manager's backup rotation happens once the new bytes are safe, and is made
+///   durable by the same folder fsync as the new file.
+/// - A copy is a hard link (a copy of the bytes, fsynced, where the file system has no hard
+///   links) made as `to.tmp` and renamed over `to`; the next put or delete makes it durable.
+/// - An append writes at the end of the file and fsyncs it, and fsyncs the folder when it
+///   created the file.
+/// - A lock is an `flock` on `.name.lock`, so it excludes other processes too.
 ///
 /// Temporary files (`*.tmp`) and lock files (`.name.lock`) are skipped by
-/// [`list`](Storage::list); a temporary file left by a crash is removed by the next write of the
+/// [`list`](Storage::list); a temporary file left by a crash is removed by the next put of the
 /// same name.
 #[derive(Debug, Clone)]
 pub struct FsStorage {
@@ -298,181 +303,188 @@ impl FsStorage {
         &self.dir
     }
 
-    fn exists(&self, path: &Path) -> Result<bool> {
+    fn exists(&self, path: &Path) -> io::Result<bool> {
         match self.fs.file_len(path) {
             Ok(_) => Ok(true),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(Error::io(path, e)),
+            Err(e) => Err(e),
         }
     }
 
-    fn remove_if_exists(&self, path: &Path) -> Result<()> {
-        match self.fs.remove_file(path) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(Error::io(path, e)),
-            _ => Ok(()),
-        }
+    fn write_file(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut file = self.fs.create(path)?;
+        file.write_all(bytes)?;
+        file.sync()
     }
 
-    fn write_file(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        let mut file = self.fs.create(path).map_err(|e| Error::io(path, e))?;
-        file.write_all(bytes).map_err(|e| Error::io(path, e))?;
-        file.sync().map_err(|e| Error::io(path, e))
+    fn sync_dir(&self) -> io::Result<()> {
+        self.fs.sync_dir(&self.dir)
     }
 
-    /// The write itself, after the temporary file is known to be ours.
-    fn replace(&self, name: &str, tmp: &Path, bytes: &[u8], keep_previous: u32) -> Result<()> {
-        let target = self.dir.join(name);
-        self.write_file(tmp, bytes)?;
-        if keep_previous > 0 && self.exists(&target)? {
-            for i in (1..keep_previous).rev() {
-                let from = self.dir.join(backup_name(name, i));
-                if self.exists(&from)? {
-                    let to = self.dir.join(backup_name(name, i + 1));
-                    self.fs
-                        .rename(&from, &to)
-                        .map_err(|e| Error::io(&from, e))?;
-                }
-            }
-            let staged = self.dir.join(format!("{name}.bak.tmp"));
-            self.remove_if_exists(&staged)?;
-            match self.fs.hard_link(&target, &staged) {
-                Ok(()) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
-                    ) =>
-                {
-                    let old = self
-                        .fs
-                        .read(&target, u64::MAX)
-                        .map_err(|e| Error::io(&target, e))?;
-                    self.write_file(&staged, &old)?;
-                }
-                Err(e) => return Err(Error::io(&staged, e)),
-            }
-            let first = self.dir.join(backup_name(name, 1));
-            self.fs
-                .rename(&staged, &first)
-                .map_err(|e| Error::io(&staged, e))?;
-            // A crash between the two renames of an earlier write can leave `name.bak1` a
-            // second name of `name`. Renaming one name of a file over another does nothing
-            // (POSIX), so `name.bak.tmp` is still there: the backup is right, and the stray
-            // name goes.
-            if self.exists(&staged)? {
-                self.fs
-                    .remove_file(&staged)
-                    .map_err(|e| Error::io(&staged, e))?;
-            }
-        }
-        self.fs
-            .rename(tmp, &target)
-            .map_err(|e| Error::io(tmp, e))?;
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))
-    }
-}
-
-impl Storage for FsStorage {
-    fn locate(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
-    }
-
-    fn read(&self, name: &str, limit: u64) -> Result<Option<Vec<u8>>> {
-        let path = self.dir.join(name);
-        let size = match self.fs.file_len(&path) {
-            Ok(size) => size,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
-        };
-        if size > limit {
-            return Err(Error::TooLarge { path, size, limit });
-        }
-        match self.fs.read(&path, limit) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => Err(Error::TooLarge {
-                path,
-                size: limit.saturating_add(1),
-                limit,
-            }),
-            Err(e) => Err(Error::io(path, e)),
-        }
-    }
-
-    fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>> {
-        let path = self.dir.join(name);
-        match self.fs.read_at(&path, offset, len) {
-            Ok((bytes, file_len)) => Ok(Some(Head { bytes, file_len })),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(path, e)),
-        }
-    }
-
-    fn append(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        check_name(name)?;
-        let path = self.dir.join(name);
-        let existed = self.exists(&path)?;
-        let mut file = self
-            .fs
-            .open_append(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        file.write_all(bytes).map_err(|e| Error::io(&path, e))?;
-        file.sync().map_err(|e| Error::io(&path, e))?;
-        if !existed {
-            // A new file's name is durable only once its folder is.
-            self.fs
-                .sync_dir(&self.dir)
-                .map_err(|e| Error::io(&self.dir, e))?;
-        }
-        Ok(())
-    }
-
-    fn write(&self, name: &str, bytes: &[u8], keep_previous: u32) -> Result<()> {
+    /// Writes and fsyncs `name.tmp`, runs `first`, renames `name.tmp` over `name` and fsyncs
+    /// the folder. On an error the temporary file is removed (best effort: one that cannot be
+    /// removed now is replaced by the next put of this name).
+    fn put_staged(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
         check_name(name)?;
         let tmp = self.dir.join(format!("{name}.tmp"));
-        let result = self.replace(name, &tmp, bytes, keep_previous);
+        let result = (|| {
+            self.write_file(&tmp, bytes)?;
+            first()?;
+            self.fs.rename(&tmp, &self.dir.join(name))?;
+            self.sync_dir()
+        })();
         if result.is_err() {
-            // Best effort: the error that matters is the one being returned. A temporary file
-            // that cannot be removed now is removed by the next write of this name.
             let _ = self.fs.remove_file(&tmp);
-            let _ = self
-                .fs
-                .remove_file(&self.dir.join(format!("{name}.bak.tmp")));
         }
         result
     }
 
-    fn remove(&self, name: &str) -> Result<()> {
-        check_name(name)?;
+    /// [`Storage::copy`]: `to.tmp` as a hard link of `from` (or a copy of its bytes), renamed
+    /// over `to`.
+    fn copy_file(&self, from: &str, to: &str) -> io::Result<bool> {
+        let (source, target) = (self.dir.join(from), self.dir.join(to));
+        let staged = self.dir.join(format!("{to}.tmp"));
+        match self.fs.remove_file(&staged) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        match self.fs.hard_link(&source, &staged) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::Unsupported | io::ErrorKind::PermissionDenied
+                ) =>
+            {
+                let bytes = match self.fs.read(&source, u64::MAX) {
+                    Ok(bytes) => bytes,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+                    Err(e) => return Err(e),
+                };
+                self.write_file(&staged, &bytes)?;
+            }
+            Err(e) => return Err(e),
+        }
+        self.fs.rename(&staged, &target)?;
+        // A crash between the rename of a copy and the rename of the put after it can leave
+        // `to` a second name of `from`'s file. Renaming one name of a file over another does
+        // nothing (POSIX), so `to.tmp` is still there: `to` is right, and the stray name goes.
+        if self.exists(&staged)? {
+            self.fs.remove_file(&staged)?;
+        }
+        Ok(true)
+    }
+}
+
+impl Storage for FsStorage {
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
         let path = self.dir.join(name);
-        match self.fs.remove_file(&path) {
-            Ok(()) => self
-                .fs
-                .sync_dir(&self.dir)
-                .map_err(|e| Error::io(&self.dir, e)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(path, e)),
+        let size = match self.fs.file_len(&path) {
+            Ok(size) => size,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if size > limit {
+            return Err(too_large(size));
+        }
+        match self.fs.read(&path, limit) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // It grew past the cap after the size was read.
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+                Err(too_large(limit.saturating_add(1)))
+            }
+            Err(e) => Err(e),
         }
     }
 
-    fn list(&self) -> Result<Vec<StoredFile>> {
-        let entries = self
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.put_staged(name, bytes, &mut || Ok(()))
+    }
+
+    fn delete(&self, name: &str) -> io::Result<()> {
+        check_name(name)?;
+        match self.fs.remove_file(&self.dir.join(name)) {
+            Ok(()) => self.sync_dir(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list(&self) -> io::Result<Vec<StoredFile>> {
+        Ok(self
             .fs
-            .list_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
-        Ok(entries
+            .list_dir(&self.dir)?
             .into_iter()
             .filter(|(name, _)| !name.starts_with('.') && !name.ends_with(".tmp"))
             .map(|(name, len)| StoredFile { name, len })
             .collect())
     }
 
-    fn lock(&self, name: &str) -> Result<StorageLock> {
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+        match self.fs.read_at(&self.dir.join(name), offset, len) {
+            Ok((bytes, file_len)) => Ok(Some(Head { bytes, file_len })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn reads_ranges(&self) -> bool {
+        true
+    }
+
+    fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
+        check_name(from)?;
+        check_name(to)?;
+        let result = self.copy_file(from, to);
+        if result.is_err() {
+            let _ = self.fs.remove_file(&self.dir.join(format!("{to}.tmp")));
+        }
+        result
+    }
+
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
+        self.put_staged(name, bytes, first)
+    }
+
+    fn can_append(&self) -> bool {
+        true
+    }
+
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         check_name(name)?;
-        let path = self.dir.join(format!(".{name}.lock"));
-        self.fs.lock(&path).map_err(|e| Error::io(path, e))
+        let path = self.dir.join(name);
+        let existed = self.exists(&path)?;
+        let mut file = self.fs.open_append(&path)?;
+        file.write_all(bytes)?;
+        file.sync()?;
+        if !existed {
+            // A new file's name is durable only once its folder is.
+            self.sync_dir()?;
+        }
+        Ok(())
+    }
+
+    fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> {
+        check_name(name)?;
+        self.fs
+            .lock(&self.dir.join(format!(".{name}.lock")))
+            .map(Some)
+    }
+
+    fn locate(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
     }
 }
 
@@ -499,15 +511,16 @@ fn create_dirs(fs: &dyn FileSystem, dir: &Path, created: &mut Vec<PathBuf>) -> R
 }
 
 /// Refuses names that would escape the folder or collide with internal files.
-fn check_name(name: &str) -> Result<()> {
+fn check_name(name: &str) -> io::Result<()> {
     let bad = name.is_empty()
         || name.starts_with('.')
         || name.ends_with(".tmp")
         || name.contains(['/', '\\', '\0']);
     if bad {
-        return Err(Error::Config {
-            reason: format!("{name:?} is not a usable storage name"),
-        });
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{name:?} is not a usable storage name"),
+        ));
     }
     Ok(())
 }

@@ -1,16 +1,76 @@
-//! Where save files live: a dyn-compatible [`Storage`] trait and its backends.
+//! Where save files live: the [`Storage`] trait a platform implements, and its backends.
 //!
-//! The rest of the crate only ever calls [`Storage`]: bytes in, bytes out, by name. Nothing
-//! outside this module assumes `std::fs`, so a web, console or cloud backend is one trait impl.
+//! A storage is mechanism only: named objects, read, put atomically and durably, deleted and
+//! listed. Everything a save needs beyond that (backups, journals of incremental saves,
+//! pre-migration copies, locking between threads) is the manager's policy, built on these
+//! calls, so a browser's IndexedDB, an object store or a console's save API is one small trait
+//! impl. What a backend can do better (append in place, copy cheaply, read a range, lock
+//! between processes) it says by overriding a provided method, and the manager uses it.
 //!
 //! | backend | for |
 //! |---|---|
-//! | [`FsStorage`] | files in a folder, crash-safe (temp file, fsync, rename, fsync the folder) |
+//! | [`FsStorage`] | files in a folder, crash-safe (temp file, fsync, rename, fsync the folder), with real appends, hard links and `flock` |
 //! | [`MemoryStorage`] | tests, tools, and platforms that persist a blob store themselves |
 //! | [`FsStorage`] over `SimFs` (feature `testing`) | crash and fault tests: every operation is logged, faults can be injected, and every post-crash state can be built |
 //!
 //! [`FsStorage`] does its file operations through the [`FileSystem`] trait: [`StdFs`] in a game,
 //! `SimFs` (with the `testing` feature) in crash tests.
+//!
+//! A storage returns [`std::io::Error`]; the manager adds the slot and the path
+//! ([`Storage::locate`]) when it makes the crate's [`Error`](crate::Error) of it.
+//!
+//! A backend that implements only the four required methods:
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use std::io;
+//! use std::sync::{Mutex, PoisonError};
+//! use savegame::storage::{Storage, StoredFile, too_large};
+//!
+//! /// Objects in a map: a stand-in for a platform's key-value save API.
+//! #[derive(Debug, Default)]
+//! struct Blobs(Mutex<BTreeMap<String, Vec<u8>>>);
+//!
+//! impl Storage for Blobs {
+//!     fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+//!         let blobs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+//!         match blobs.get(name) {
+//!             Some(b) if b.len() as u64 > limit => Err(too_large(b.len() as u64)),
+//!             found => Ok(found.cloned()),
+//!         }
+//!     }
+//!     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+//!         let mut blobs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+//!         blobs.insert(name.to_owned(), bytes.to_vec());
+//!         Ok(())
+//!     }
+//!     fn delete(&self, name: &str) -> io::Result<()> {
+//!         self.0.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
+//!         Ok(())
+//!     }
+//!     fn list(&self) -> io::Result<Vec<StoredFile>> {
+//!         let blobs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+//!         Ok(blobs
+//!             .iter()
+//!             .map(|(name, b)| StoredFile { name: name.clone(), len: b.len() as u64 })
+//!             .collect())
+//!     }
+//! }
+//!
+//! # fn main() -> savegame::Result<()> {
+//! let manager = savegame::SaveLoadManager::builder()
+//!     .storage(Blobs::default())
+//!     .backups(2)
+//!     .build()?;
+//! let mut snapshot = manager.snapshot();
+//! snapshot.capture_memento("score", &42u32)?;
+//! manager.save(savegame::SlotId::Numbered(1), &snapshot)?;
+//! manager.save(savegame::SlotId::Numbered(1), &snapshot)?;
+//! let loaded = manager.load(savegame::SlotId::Numbered(1))?;
+//! assert_eq!(loaded.snapshot.memento::<u32>("score")?, 42);
+//! # Ok(())
+//! # }
+//! ```
 
 mod fs;
 mod memory;
@@ -20,6 +80,7 @@ mod sim;
 
 use std::collections::HashSet;
 use std::fmt;
+use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
@@ -29,23 +90,21 @@ pub use memory::MemoryStorage;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use sim::{CrashImage, DataLoss, Fault, FaultKind, FaultMode, Op, SimFs};
 
-use crate::error::Result;
-
-/// A file in a storage, as [`Storage::list`] reports it.
+/// An object in a storage, as [`Storage::list`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredFile {
-    /// The file's name within the storage.
+    /// The object's name within the storage.
     pub name: String,
     /// Its size in bytes.
     pub len: u64,
 }
 
-/// Some bytes of a file, and the file's total length.
+/// Some bytes of an object, and the object's total length.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Head {
-    /// Up to the number of bytes asked for (fewer at the end of the file).
+    /// Up to the number of bytes asked for (fewer at the end of the object).
     pub bytes: Vec<u8>,
-    /// The file's total length in bytes.
+    /// The object's total length in bytes.
     pub file_len: u64,
 }
 
@@ -69,114 +128,211 @@ impl fmt::Debug for StorageLock {
     }
 }
 
-/// A place that keeps named byte blobs durably: the save folder, abstracted.
-///
-/// Names are plain file names (no folders), such as `slot-003.sav`. Implementations must keep
-/// these promises, which the rest of the crate relies on:
-///
-/// - [`write`](Storage::write) is atomic and durable: after a crash at any point, `name` holds
-///   either its old bytes or the new ones, never a mix, never nothing (if it existed before);
-///   when `write` returns `Ok`, the new bytes survive a crash.
-/// - Backups follow [`backup_name`]: with `keep_previous = n > 0`, a successful write leaves
-///   the old bytes of `name` in `name.bak1`, the old `name.bak1` in `name.bak2`, and so on up to
-///   `name.bak{n}`; the old `name.bak{n}` is dropped. With `n = 0` backups are left alone.
-/// - Temporary and lock files of the implementation never appear in [`list`](Storage::list).
-pub trait Storage: Send + Sync + fmt::Debug + 'static {
-    /// Where `name` lives, for error messages and load reports (a path for files).
-    fn locate(&self, name: &str) -> PathBuf;
+/// The error a [`Storage::read`] returns for an object over its size cap: kind
+/// [`FileTooLarge`](io::ErrorKind::FileTooLarge), carrying the object's size (a [`TooLarge`])
+/// so the manager can report it.
+#[must_use]
+pub fn too_large(size: u64) -> io::Error {
+    io::Error::new(io::ErrorKind::FileTooLarge, TooLarge { size })
+}
 
+/// What a [`too_large`] error carries: the size of the object that was over the cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// The object's size in bytes.
+    pub size: u64,
+}
+
+impl fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} bytes, over the size cap", self.size)
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// A place that keeps named objects durably: the save folder, abstracted.
+///
+/// Names are plain names (no folders), such as `slot-003.sav`. A backend implements four
+/// methods, and keeps these promises, which the manager's crash safety rests on:
+///
+/// - [`put`](Storage::put) is atomic and durable: after a crash at any point, `name` holds
+///   either its old bytes or the new ones, never a mix, never nothing (if it existed before);
+///   when `put` returns `Ok`, the new bytes survive a crash. On an error, the old bytes are
+///   intact.
+/// - Operations take effect in the order they are made, and when a `put` or a `delete`
+///   returns `Ok`, every operation made before it is durable too.
+/// - [`list`](Storage::list) shows only the objects the manager put: a backend's temporary and
+///   lock files never appear in it.
+///
+/// The provided methods have defaults built on the four; a backend overrides those it can do
+/// better. Where it cannot append ([`can_append`](Storage::can_append) is `false`), the manager
+/// keeps each incremental save as an object of its own; where it has no locks
+/// ([`lock`](Storage::lock) returns `None`), the manager locks between the threads of this
+/// process only.
+pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// Reads the whole of `name`, or `None` if it does not exist.
     ///
     /// # Errors
-    /// [`Error::TooLarge`](crate::Error::TooLarge) when the file is over `limit` bytes (checked
-    /// before it is read); [`Error::Io`](crate::Error::Io) when reading fails.
-    fn read(&self, name: &str, limit: u64) -> Result<Option<Vec<u8>>>;
+    /// [`too_large`] (kind `FileTooLarge`) when the object is over `limit` bytes, checked before
+    /// it is read where the backend can; the backend's error when reading fails.
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>>;
 
-    /// Reads up to `len` bytes of `name` from byte `offset` (fewer at the end of the file), or
-    /// `None` if it does not exist.
+    /// Atomically and durably replaces (or creates) `name` with `bytes` (see the trait docs).
     ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when reading fails.
-    fn read_at(&self, name: &str, offset: u64, len: usize) -> Result<Option<Head>>;
-
-    /// Reads the first `len` bytes of `name` (fewer if it is shorter), or `None` if it does not
-    /// exist.
-    ///
-    /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when reading fails.
-    fn read_head(&self, name: &str, len: usize) -> Result<Option<Head>> {
-        self.read_at(name, 0, len)
-    }
-
-    /// Atomically and durably replaces `name` with `bytes`, keeping `keep_previous` backups
-    /// (see the trait docs).
-    ///
-    /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when any step fails (a full disk, say). The old bytes of
-    /// `name` are then intact, and no temporary file is left behind.
-    fn write(&self, name: &str, bytes: &[u8], keep_previous: u32) -> Result<()>;
-
-    /// Appends `bytes` to `name`, creating it if needed, durably: when this returns `Ok` the
-    /// bytes survive a crash. A crash or an error during the append may leave any prefix of
-    /// `bytes` at the end of the file (a torn tail); readers must detect it (journal records
-    /// carry their length and a CRC).
-    ///
-    /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when any step fails.
-    fn append(&self, name: &str, bytes: &[u8]) -> Result<()>;
+    /// The backend's error (a full disk, a full quota, a dropped connection). The old bytes of
+    /// `name` are then intact.
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()>;
 
     /// Durably deletes `name`. Deleting a name that does not exist is not an error.
     ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when deleting fails.
-    fn remove(&self, name: &str) -> Result<()>;
+    /// The backend's error.
+    fn delete(&self, name: &str) -> io::Result<()>;
 
-    /// Every file in the storage, in no particular order.
+    /// Every object in the storage, with its size, in no particular order.
     ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when listing fails.
-    fn list(&self) -> Result<Vec<StoredFile>>;
+    /// The backend's error.
+    fn list(&self) -> io::Result<Vec<StoredFile>>;
+
+    /// Reads up to `len` bytes of `name` from byte `offset` (fewer at the end), or `None` if it
+    /// does not exist. The default reads the whole object; a backend that can read a range
+    /// overrides this and [`reads_ranges`](Storage::reads_ranges).
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+        Ok(self.read(name, u64::MAX)?.map(|bytes| {
+            let start = usize::try_from(offset)
+                .unwrap_or(usize::MAX)
+                .min(bytes.len());
+            let end = start.saturating_add(len).min(bytes.len());
+            Head {
+                file_len: bytes.len() as u64,
+                bytes: bytes[start..end].to_vec(),
+            }
+        }))
+    }
+
+    /// Reads the first `len` bytes of `name` (fewer if it is shorter), or `None` if it does not
+    /// exist: what a load menu reads of each save. The default is
+    /// [`read_at`](Storage::read_at) from 0.
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn read_head(&self, name: &str, len: usize) -> io::Result<Option<Head>> {
+        self.read_at(name, 0, len)
+    }
+
+    /// Whether [`read_at`](Storage::read_at) reads only the range asked for. When it does not,
+    /// the manager reads an object whole once where it would read it a piece at a time.
+    fn reads_ranges(&self) -> bool {
+        false
+    }
+
+    /// Makes `to` a copy of `from`: `Ok(false)` (and nothing changed) when `from` does not
+    /// exist. Like [`put`](Storage::put) for `to`: atomic, and durable at the latest when the
+    /// next `put` or `delete` returns. The default reads `from` and puts it; a backend with
+    /// cheap copies (hard links, a server-side copy) overrides it.
+    ///
+    /// # Errors
+    /// The backend's error; `to` is then unchanged.
+    fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
+        match self.read(from, u64::MAX)? {
+            Some(bytes) => self.put(to, &bytes).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Puts `bytes` under `name` like [`put`](Storage::put), but first stages them durably and
+    /// runs `first` before they replace `name`; should `first` fail, `name` is left as it was
+    /// and its error returned. The manager rotates backups in `first`, so a put that fails (a
+    /// full disk) fails before any backup has moved.
+    ///
+    /// The default puts the bytes under [`staged_name`](crate::slot::staged_name)`(name)`
+    /// (`name.new`), runs `first`, copies them over `name`, and deletes the staged copy. A
+    /// backend that can stage without a name of its own (a temporary file renamed into place)
+    /// overrides it.
+    ///
+    /// # Errors
+    /// The backend's error, or `first`'s. `name` then holds its old bytes, or the new ones when
+    /// only a step after the commit failed (the deletion of the staged copy, a folder fsync):
+    /// the bytes are then in place but not known to be durable.
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
+        let staged = crate::slot::staged_name(name);
+        self.put(&staged, bytes)?;
+        let committed = first().and_then(|()| match self.copy(&staged, name)? {
+            true => Ok(()),
+            false => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{staged} vanished before it was committed"),
+            )),
+        });
+        // Best effort after a failure: the error that matters is the one returned, and a
+        // staged copy left behind is overwritten by the next put of this name.
+        let removed = self.delete(&staged);
+        committed.and(removed)
+    }
+
+    /// Whether [`append`](Storage::append) works. The default is `false`.
+    fn can_append(&self) -> bool {
+        false
+    }
+
+    /// Appends `bytes` to `name`, creating it if needed, durably: when this returns `Ok` the
+    /// bytes survive a crash. A crash or an error during the append may leave any prefix of
+    /// `bytes` at the end of the object (a torn tail); readers detect it (journal records carry
+    /// their length and a CRC). The default refuses with
+    /// [`Unsupported`](io::ErrorKind::Unsupported).
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let _ = (name, bytes);
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this storage cannot append",
+        ))
+    }
 
     /// Takes an exclusive advisory lock on `name`, waiting for any other holder (another thread
-    /// or, for [`FsStorage`], another process) to release it.
+    /// or another process) to release it. `None` when the backend has no locks (the default):
+    /// the manager then locks between the threads of this process.
     ///
     /// # Errors
-    /// [`Error::Io`](crate::Error::Io) when the lock cannot be taken.
-    fn lock(&self, name: &str) -> Result<StorageLock>;
-}
-
-/// The name of the `index`-th backup of `name` (`index` from 1): `slot-003.sav.bak1`.
-#[must_use]
-pub fn backup_name(name: &str, index: u32) -> String {
-    format!("{name}.bak{index}")
-}
-
-/// The name under which the last file of `name` at schema version `version` is kept before a
-/// migrated save replaces it: `slot-003.sav.v1.bak`.
-#[must_use]
-pub fn pre_migration_name(name: &str, version: u32) -> String {
-    format!("{name}.v{version}.bak")
-}
-
-/// The primary name and index of a backup name, or `None` if `name` is not one.
-#[must_use]
-pub fn parse_backup_name(name: &str) -> Option<(&str, u32)> {
-    let (primary, index) = name.rsplit_once(".bak")?;
-    if index.is_empty() || index.starts_with('0') || !index.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    /// The backend's error when the lock cannot be taken.
+    fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> {
+        let _ = name;
+        Ok(None)
     }
-    Some((primary, index.parse().ok()?))
+
+    /// Where `name` lives, for error messages and load reports (a path for files). The default
+    /// is the name itself.
+    fn locate(&self, name: &str) -> PathBuf {
+        PathBuf::from(name)
+    }
 }
 
-/// In-process exclusive locks by name, for the storages that have no OS lock to use.
+/// Exclusive locks by name between the threads of one process: for a backend's
+/// [`Storage::lock`] where the platform has no lock of its own. (The manager uses one of these,
+/// keyed by [`Storage::locate`], for a backend whose `lock` returns `None`.)
 #[derive(Debug, Default)]
-pub(crate) struct LockTable {
+pub struct LockTable {
     held: Mutex<HashSet<String>>,
     released: Condvar,
 }
 
 impl LockTable {
-    pub(crate) fn lock(self: &Arc<Self>, name: &str) -> StorageLock {
+    /// Takes the lock on `name`, waiting until no other holder has it; released when the
+    /// returned lock drops.
+    pub fn lock(self: &Arc<Self>, name: &str) -> StorageLock {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         while held.contains(name) {
             held = self
@@ -212,25 +368,6 @@ impl Drop for LockTableGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn backup_names_round_trip() {
-        assert_eq!(backup_name("slot-003.sav", 2), "slot-003.sav.bak2");
-        assert_eq!(
-            parse_backup_name("slot-003.sav.bak12"),
-            Some(("slot-003.sav", 12))
-        );
-        for not_backup in [
-            "slot-003.sav",
-            "x.bak",
-            "x.bak0",
-            "x.bak01",
-            "x.bakx",
-            "x.bak-1",
-        ] {
-            assert_eq!(parse_backup_name(not_backup), None, "{not_backup}");
-        }
-    }
 
     #[test]
     fn lock_table_excludes_other_holders_until_release() {

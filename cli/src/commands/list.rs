@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use savegame::format::Header;
 use savegame::format::{FileKind, MAGIC, check_crc, parse_header, record_len};
-use savegame::storage::parse_backup_name;
+use savegame::slot::parse_backup_name;
 use savegame::{Error, Key, SlotId};
 use serde::Serialize;
 

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use savegame::format::Header;
 use savegame::format::{check_crc, parse_header};
 use savegame::migrate::StepInfo;
-use savegame::storage::{FsStorage, Storage, pre_migration_name};
+use savegame::slot::pre_migration_name;
+use savegame::storage::{FsStorage, Storage};
 use savegame::{Error, Key, Migrations, Snapshot};
 
 use crate::failure::{Exit, Failure, NO_KEY, shown};
@@ -112,7 +113,7 @@ pub fn run(
     // check leaves no lock file behind), and make sure nothing saved to it meanwhile.
     let (dir, name) = split_path(path)?;
     let storage = FsStorage::new(&dir).map_err(|e| Failure::file(path, &e))?;
-    let _lock = storage.lock(&name).map_err(|e| Failure::file(path, &e))?;
+    let _lock = storage.lock(&name).map_err(|e| Failure::io(path, e))?;
     if super::read_save(path)? != bytes {
         return Err(Failure::bad(
             path,
@@ -139,11 +140,11 @@ pub fn run(
         }
     }
     storage
-        .write(&kept_name, &bytes, 0)
-        .map_err(|e| Failure::file(&kept_path, &e))?;
+        .put(&kept_name, &bytes)
+        .map_err(|e| Failure::io(&kept_path, e))?;
     storage
-        .write(&name, &new_bytes, 0)
-        .map_err(|e| Failure::file(path, &e))?;
+        .put(&name, &new_bytes)
+        .map_err(|e| Failure::io(path, e))?;
 
     let mut out = describe_plan(path, from, target, &steps);
     let _ = writeln!(

@@ -11,7 +11,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use savegame::storage::{FsStorage, Storage, parse_backup_name};
+use savegame::backups::put_keeping_backups;
+use savegame::slot::{backup_name, parse_backup_name};
+use savegame::storage::{FsStorage, Storage};
 use savegame::{Codec, Error, Key, SlotId, Snapshot};
 
 use crate::dump::{Dump, DumpFailure, pack};
@@ -164,8 +166,8 @@ pub fn run(
 fn write_keeping_backups(out: &Path, bytes: &[u8]) -> Result<Option<std::path::PathBuf>, Failure> {
     let (dir, name) = split_path(out)?;
     let storage = FsStorage::new(&dir).map_err(|e| Failure::file(out, &e))?;
-    let _lock = storage.lock(&name).map_err(|e| Failure::file(out, &e))?;
-    let files = storage.list().map_err(|e| Failure::file(out, &e))?;
+    let _lock = storage.lock(&name).map_err(|e| Failure::io(out, e))?;
+    let files = storage.list().map_err(|e| Failure::io(out, e))?;
     let exists = files.iter().any(|f| f.name == name);
     let keep = if exists {
         let newest = files
@@ -173,13 +175,11 @@ fn write_keeping_backups(out: &Path, bytes: &[u8]) -> Result<Option<std::path::P
             .filter_map(|f| parse_backup_name(&f.name).filter(|(p, _)| *p == name))
             .map(|(_, i)| i)
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0u32);
         newest.saturating_add(1)
     } else {
         0
     };
-    storage
-        .write(&name, bytes, keep)
-        .map_err(|e| Failure::file(out, &e))?;
-    Ok(exists.then(|| storage.locate(&savegame::storage::backup_name(&name, 1))))
+    put_keeping_backups(&storage, &name, bytes, keep).map_err(|e| Failure::io(out, e))?;
+    Ok(exists.then(|| storage.locate(&backup_name(&name, 1))))
 }

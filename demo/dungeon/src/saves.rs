@@ -345,7 +345,7 @@ impl Saves {
         }
         self.manager
             .storage()
-            .write(&slot.file_name(), OLD_SAVE, 0)
+            .put(&slot.file_name(), OLD_SAVE)
             .map_err(|e| format!("Could not write the old save: {e}"))?;
         Ok(format!(
             "{} now holds a save from version 0.1 of the game (schema v1).",

@@ -1,0 +1,47 @@
+//! Backups: the `.bakN` rotation a save makes of the file it replaces, and the copies a load
+//! falls back on, newest first. Built on [`Storage`] alone: copies and a staged put.
+
+use std::io;
+
+use crate::slot::{SlotFile, SlotId, backup_name};
+use crate::storage::{Storage, StoredFile};
+
+/// Puts `bytes` as `name`, keeping the file it replaces as `name.bak1`, the old `name.bak1` as
+/// `name.bak2`, and so on up to `name.bak{keep}` (the old `name.bak{keep}` is dropped). With
+/// `keep = 0`, or when there is no file to keep, pass `keep = 0`: backups are then left alone.
+///
+/// The new bytes are staged durably before any backup moves
+/// ([`Storage::put_after`]), so a put that fails (a full disk) leaves every backup as it was,
+/// and at every instant of a crash `name` holds its old bytes or the new ones.
+///
+/// # Errors
+/// The storage's error; see [`Storage::put_after`] for what is then in place.
+pub fn put_keeping_backups(
+    storage: &dyn Storage,
+    name: &str,
+    bytes: &[u8],
+    keep: u32,
+) -> io::Result<()> {
+    if keep == 0 {
+        return storage.put(name, bytes);
+    }
+    storage.put_after(name, bytes, &mut || {
+        for i in (1..keep).rev() {
+            storage.copy(&backup_name(name, i), &backup_name(name, i + 1))?;
+        }
+        storage.copy(name, &backup_name(name, 1)).map(|_| ())
+    })
+}
+
+/// Indices of the backups of `slot` in `listing`, ascending (newest first).
+pub(super) fn backups_of(listing: &[StoredFile], slot: SlotId) -> Vec<u32> {
+    let mut found: Vec<u32> = listing
+        .iter()
+        .filter_map(|f| match SlotFile::parse(&f.name) {
+            Some(SlotFile::Backup(s, i)) if s == slot => Some(i),
+            _ => None,
+        })
+        .collect();
+    found.sort_unstable();
+    found
+}

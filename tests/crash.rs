@@ -436,3 +436,271 @@ fn io_faults_at_every_operation_keep_the_previous_save() {
     }
     assert_eq!(checked, save_ops * 4);
 }
+
+// ---- The policy on a storage without append, copies or locks, and compaction. ----
+
+/// `FsStorage` over a `SimFs` seen through the four required methods alone: what the manager
+/// does on a backend without append, hard links, staging or locks (a browser's store, an
+/// object store), crash-tested operation by operation.
+#[derive(Debug)]
+struct RequiredOnly(savegame::storage::FsStorage);
+
+impl savegame::storage::Storage for RequiredOnly {
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+        self.0.read(name, limit)
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.0.put(name, bytes)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.0.delete(name)
+    }
+    fn list(&self) -> io::Result<Vec<savegame::storage::StoredFile>> {
+        self.0.list()
+    }
+}
+
+/// A manager over `fs`, through every method of `FsStorage` (`all = true`) or through the
+/// required methods alone.
+fn manager_over(fs: &SimFs, all: bool, backups: u32) -> SaveLoadManager {
+    let storage = savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap();
+    let builder = SaveLoadManager::builder()
+        .key(common::key())
+        .backups(backups);
+    let builder = if all {
+        builder.storage(storage)
+    } else {
+        builder.storage(RequiredOnly(storage))
+    };
+    builder.build().unwrap()
+}
+
+/// The player a delta with `seed` holds.
+fn player_changes(manager: &SaveLoadManager, seed: u64) -> savegame::Snapshot {
+    let mut changes = manager.snapshot();
+    changes
+        .capture("player", &common::game::Player::generate(seed))
+        .unwrap();
+    changes
+}
+
+/// The game after a base of seed 1 and deltas of the player up to `seed`.
+fn expected_after_deltas(seed: u64) -> (common::game::Player, common::game::World) {
+    (
+        expected_game(seed, ENTITIES).0,
+        expected_game(1, ENTITIES).1,
+    )
+}
+
+/// Every post-crash state of the operations `start..=end` of `fs` loads one of `states`
+/// (the last only if `committed`: the operation returned Ok), and the game goes on: an
+/// incremental save and a full save work on it and load back.
+fn check_logical_images(
+    fs: &SimFs,
+    all: bool,
+    backups: u32,
+    (start, end): (usize, usize),
+    old: (u64, u64),
+    new: (u64, u64),
+) -> usize {
+    let mut images = 0;
+    for after in start..=end {
+        for image in fs.crash_images(after) {
+            let manager = manager_over(&image.fs, all, backups);
+            let loaded = manager
+                .load(SLOT)
+                .unwrap_or_else(|e| panic!("after op {after}, {image:?}: {e}"));
+            let game = restore_game(&loaded.snapshot).unwrap();
+            let (old_state, new_state) =
+                (expected_after_deltas(old.0), expected_after_deltas(new.0));
+            let deltas = u64::from(loaded.report.deltas);
+            if game != new_state {
+                assert!(
+                    game == old_state,
+                    "after op {after}: neither state ({image:?})"
+                );
+                assert!(
+                    after < end,
+                    "the operation returned Ok, so its state must load"
+                );
+            }
+            assert!(
+                [old.1, new.1].contains(&deltas),
+                "after op {after}: {deltas} deltas applied"
+            );
+            // The game goes on: a delta on top, then a full save.
+            manager
+                .save_incremental(SLOT, &player_changes(&manager, 77))
+                .unwrap();
+            assert_eq!(
+                restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
+                expected_after_deltas(77),
+                "after op {after}"
+            );
+            manager
+                .save(SLOT, &game_snapshot(&manager, 88, ENTITIES))
+                .unwrap();
+            let reloaded = manager.load(SLOT).unwrap();
+            assert_eq!(reloaded.report.deltas, 0);
+            assert_eq!(
+                restore_game(&reloaded.snapshot).unwrap(),
+                expected_game(88, ENTITIES)
+            );
+            assert_eq!(temp_files(&image.fs), Vec::<PathBuf>::new());
+            images += 1;
+        }
+    }
+    images
+}
+
+#[test]
+fn a_crash_during_a_save_with_backups_through_the_required_methods_alone() {
+    for earlier in [0, 1, 3] {
+        let fs = SimFs::new();
+        let manager = manager_over(&fs, false, 2);
+        save_generations(&manager, earlier);
+        let old = file(&fs, &primary());
+        let start = fs.op_count();
+        manager
+            .save(SLOT, &game_snapshot(&manager, earlier + 1, ENTITIES))
+            .unwrap();
+        let end = fs.op_count();
+        let new = file(&fs, &primary()).unwrap();
+        let mut images = 0;
+        for after in start..=end {
+            for image in fs.crash_images(after) {
+                let manager = manager_over(&image.fs, false, 2);
+                match manager.load(SLOT) {
+                    Ok(loaded) => {
+                        let path = Path::new(SIM_DIR).join(&loaded.report.path);
+                        let bytes = file(&image.fs, &path).unwrap();
+                        let game = restore_game(&loaded.snapshot).unwrap();
+                        if bytes == new {
+                            assert_eq!(game, expected_game(earlier + 1, ENTITIES));
+                        } else {
+                            assert!(Some(&bytes) == old.as_ref(), "after op {after}: neither");
+                            assert!(after < end, "the save returned Ok");
+                            assert_eq!(game, expected_game(earlier, ENTITIES));
+                        }
+                    }
+                    Err(e) => {
+                        assert!(old.is_none() && after < end, "after op {after}: {e}");
+                        assert!(matches!(e, Error::SlotEmpty { .. }), "{e}");
+                    }
+                }
+                manager
+                    .save(SLOT, &game_snapshot(&manager, 99, ENTITIES))
+                    .unwrap();
+                assert_eq!(
+                    restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
+                    expected_game(99, ENTITIES)
+                );
+                images += 1;
+            }
+        }
+        assert!(images > 20, "{images}");
+    }
+}
+
+#[test]
+fn a_crash_during_an_incremental_save_without_append_leaves_the_old_deltas_or_the_new_one() {
+    let fs = SimFs::new();
+    let manager = manager_over(&fs, false, 1);
+    manager
+        .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+        .unwrap();
+    for seed in 2..=3 {
+        manager
+            .save_incremental(SLOT, &player_changes(&manager, seed))
+            .unwrap();
+    }
+    let start = fs.op_count();
+    manager
+        .save_incremental(SLOT, &player_changes(&manager, 4))
+        .unwrap();
+    let end = fs.op_count();
+    let images = check_logical_images(&fs, false, 1, (start, end), (3, 2), (4, 3));
+    assert!(images > 10, "{images}");
+}
+
+#[test]
+fn a_crash_during_a_compaction_leaves_the_same_state_with_or_without_append() {
+    for all in [true, false] {
+        let fs = SimFs::new();
+        let manager = manager_over(&fs, all, 1);
+        manager
+            .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+            .unwrap();
+        for seed in 2..=4 {
+            manager
+                .save_incremental(SLOT, &player_changes(&manager, seed))
+                .unwrap();
+        }
+        let start = fs.op_count();
+        manager.compact(SLOT).unwrap();
+        let end = fs.op_count();
+        assert!(end - start > 4, "{:?}", &fs.ops()[start..]);
+        // Before the compaction: the base and 3 deltas; after: a new base with none. The state
+        // is the same either way.
+        let images = check_logical_images(&fs, all, 1, (start, end), (4, 3), (4, 0));
+        assert!(images > 20, "{images}");
+    }
+}
+
+#[test]
+fn io_faults_at_every_operation_of_a_save_through_the_required_methods_keep_the_previous_save() {
+    let probe = SimFs::new();
+    let probe_manager = manager_over(&probe, false, 2);
+    save_generations(&probe_manager, 2);
+    let start = probe.op_count();
+    save_generations(&probe_manager, 1);
+    let save_ops = probe.op_count() - start;
+    for index in 0..save_ops {
+        for mode in [FaultMode::Once, FaultMode::FromThenOn] {
+            let fs = SimFs::new();
+            let manager = manager_over(&fs, false, 2);
+            save_generations(&manager, 2);
+            let backup = PathBuf::from(format!("{}.bak1", primary().display()));
+            let (old, old_backup) = (file(&fs, &primary()).unwrap(), file(&fs, &backup));
+            let at = fs.op_count() + index;
+            fs.inject(Fault {
+                at,
+                kind: FaultKind::NoSpace,
+                mode,
+            });
+            match manager.save(SLOT, &game_snapshot(&manager, 3, ENTITIES)) {
+                Err(e) => {
+                    assert_eq!(io_kind(&e), io::ErrorKind::StorageFull, "op {index}: {e}");
+                    let loaded = manager.load(SLOT).unwrap();
+                    let game = restore_game(&loaded.snapshot).unwrap();
+                    if game != expected_game(3, ENTITIES) {
+                        // The new bytes never replaced the old: the old save is in place, and
+                        // its backup is the one before it or, when only the last put failed
+                        // after the backups moved, the old save itself.
+                        assert_eq!(game, expected_game(2, ENTITIES), "op {index}");
+                        assert!(file(&fs, &primary()).unwrap() == old, "op {index}");
+                        let now = file(&fs, &backup);
+                        assert!(
+                            now == old_backup || now.as_ref() == Some(&old),
+                            "op {index}: the backup is neither"
+                        );
+                    }
+                }
+                // A fault in the best-effort removal of the staged copy is not an error of
+                // the save, which was committed.
+                Ok(_) => assert_eq!(
+                    restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
+                    expected_game(3, ENTITIES)
+                ),
+            }
+            fs.clear_faults();
+            manager
+                .save(SLOT, &game_snapshot(&manager, 4, ENTITIES))
+                .unwrap();
+            assert_eq!(
+                restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
+                expected_game(4, ENTITIES)
+            );
+        }
+    }
+}

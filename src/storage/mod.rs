@@ -248,13 +248,16 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
 
     /// Puts `bytes` under `name` like [`put`](Storage::put), but first stages them durably and
     /// runs `first` before they replace `name`; should `first` fail, `name` is left as it was
-    /// and its error returned. The manager rotates backups in `first`, so a put that fails (a
-    /// full disk) fails before any backup has moved.
+    /// and its error returned. The manager rotates backups in `first`, so a put that fails for
+    /// want of space fails before any backup has moved.
     ///
     /// The default puts the bytes under [`staged_name`](crate::slot::staged_name)`(name)`
-    /// (`name.new`), runs `first`, copies them over `name`, and deletes the staged copy. A
-    /// backend that can stage without a name of its own (a temporary file renamed into place)
-    /// overrides it.
+    /// (`name.new`), runs `first`, puts them under `name`, and deletes the staged copy. Should
+    /// that last put fail, `first` has run: the backups have moved (the oldest is dropped) and
+    /// `name` still holds its old bytes, so the old save survives, as the newest backup too. A
+    /// backend that can stage without a name of its own (a temporary file renamed into place,
+    /// as [`FsStorage`] does) overrides this, and then nothing moves unless the new bytes are
+    /// in place.
     ///
     /// # Errors
     /// The backend's error, or `first`'s. `name` then holds its old bytes, or the new ones when
@@ -268,13 +271,7 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     ) -> io::Result<()> {
         let staged = crate::slot::staged_name(name);
         self.put(&staged, bytes)?;
-        let committed = first().and_then(|()| match self.copy(&staged, name)? {
-            true => Ok(()),
-            false => Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("{staged} vanished before it was committed"),
-            )),
-        });
+        let committed = first().and_then(|()| self.put(name, bytes));
         // Best effort after a failure: the error that matters is the one returned, and a
         // staged copy left behind is overwritten by the next put of this name.
         let removed = self.delete(&staged);
@@ -317,6 +314,56 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// is the name itself.
     fn locate(&self, name: &str) -> PathBuf {
         PathBuf::from(name)
+    }
+}
+
+/// A shared storage is a storage: a game can hand the manager an `Arc` of its backend and keep
+/// one for itself (to sync a folder, to plant a file in a test). Every method forwards, so the
+/// backend's fast paths stay in use.
+impl<S: Storage + ?Sized> Storage for Arc<S> {
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+        (**self).read(name, limit)
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        (**self).put(name, bytes)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        (**self).delete(name)
+    }
+    fn list(&self) -> io::Result<Vec<StoredFile>> {
+        (**self).list()
+    }
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+        (**self).read_at(name, offset, len)
+    }
+    fn read_head(&self, name: &str, len: usize) -> io::Result<Option<Head>> {
+        (**self).read_head(name, len)
+    }
+    fn reads_ranges(&self) -> bool {
+        (**self).reads_ranges()
+    }
+    fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
+        (**self).copy(from, to)
+    }
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
+        (**self).put_after(name, bytes, first)
+    }
+    fn can_append(&self) -> bool {
+        (**self).can_append()
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        (**self).append(name, bytes)
+    }
+    fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> {
+        (**self).lock(name)
+    }
+    fn locate(&self, name: &str) -> PathBuf {
+        (**self).locate(name)
     }
 }
 

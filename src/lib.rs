@@ -93,7 +93,11 @@
 //! - **Loads are never stale.** A load takes no lock; it checks, once it has read the base and
 //!   its journal, that no save replaced the base meanwhile, and reads again if one did. So it
 //!   gives a state at least as new as every save that returned before it began.
-//! - **Storage is a trait.** Nothing outside [`storage`] touches `std::fs`.
+//! - **Storage is a trait, and a small one.** Nothing outside [`storage`] touches `std::fs`. A
+//!   backend implements `read`, `put`, `delete` and `list`; backups, journals, locks and
+//!   pre-migration copies are the manager's, built on those. A backend without append keeps
+//!   each incremental save as an object of its own; one without locks gets the manager's lock
+//!   between threads.
 //!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
 //! the first save into them; a folder the game made itself is the game's to make durable.

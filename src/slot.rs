@@ -161,6 +161,32 @@ pub fn parse_backup_name(name: &str) -> Option<(&str, u32)> {
     u32::try_from(index).ok().map(|i| (primary, i))
 }
 
+/// The primary name and schema version of a pre-migration copy's name
+/// ([`pre_migration_name`]), or `None` if `name` is not one.
+#[must_use]
+pub fn parse_pre_migration_name(name: &str) -> Option<(&str, u32)> {
+    let (primary, version) = name.strip_suffix(".bak")?.rsplit_once(".v")?;
+    // Schema version 0 is a version like any other.
+    let version = if version == "0" {
+        0
+    } else {
+        parse_number(version)?
+    };
+    u32::try_from(version).ok().map(|v| (primary, v))
+}
+
+/// The primary name and sequence number of a delta object's name ([`delta_name`]), or `None`
+/// if `name` is not one.
+#[must_use]
+pub fn parse_delta_name(name: &str) -> Option<(&str, u64)> {
+    let (primary, sequence) = name.rsplit_once(".d")?;
+    if sequence.len() < 6 || !sequence.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u64 = sequence.parse().ok()?;
+    (n > 0 && format!("{n:06}") == sequence).then_some((primary, n))
+}
+
 /// Digits with no sign and no leading zero (so one number has one spelling), from 1.
 fn parse_number(digits: &str) -> Option<u64> {
     if digits.is_empty() || digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -194,32 +220,22 @@ impl SlotFile {
         if let Some(slot) = SlotId::from_file_name(name) {
             return Some(SlotFile::Primary(slot));
         }
-        let (primary, rest) = name.split_once(&format!(".{SAVE_EXTENSION}."))?;
-        let slot = SlotId::from_file_name(&format!("{primary}.{SAVE_EXTENSION}"))?;
-        match rest {
-            "journal" => return Some(SlotFile::Journal(slot)),
-            "new" => return Some(SlotFile::Staged(slot)),
-            _ => {}
+        let slot_of = |primary: &str| SlotId::from_file_name(primary);
+        if let Some((primary, i)) = parse_backup_name(name) {
+            return slot_of(primary).map(|s| SlotFile::Backup(s, i));
         }
-        if let Some(index) = rest.strip_prefix("bak") {
-            let index = u32::try_from(parse_number(index)?).ok()?;
-            return Some(SlotFile::Backup(slot, index));
+        if let Some((primary, v)) = parse_pre_migration_name(name) {
+            return slot_of(primary).map(|s| SlotFile::PreMigration(s, v));
         }
-        if let Some(version) = rest.strip_prefix('v').and_then(|r| r.strip_suffix(".bak")) {
-            // Schema version 0 is a version like any other.
-            let version = if version == "0" {
-                Some(0)
-            } else {
-                parse_number(version)
-            };
-            return Some(SlotFile::PreMigration(slot, u32::try_from(version?).ok()?));
+        if let Some((primary, n)) = parse_delta_name(name) {
+            return slot_of(primary).map(|s| SlotFile::Delta(s, n));
         }
-        let sequence = rest.strip_prefix('d')?;
-        if sequence.len() < 6 || !sequence.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+        if let Some(primary) = name.strip_suffix(".journal") {
+            return slot_of(primary).map(SlotFile::Journal);
         }
-        let n: u64 = sequence.parse().ok()?;
-        (n > 0 && format!("{n:06}") == sequence).then_some(SlotFile::Delta(slot, n))
+        name.strip_suffix(".new")
+            .and_then(slot_of)
+            .map(SlotFile::Staged)
     }
 
     /// The slot the file belongs to.
@@ -287,6 +303,17 @@ mod tests {
             assert_eq!(kind.slot(), slot);
         }
         assert_eq!(delta_name(&name, 2), "slot-003.sav.d000002");
+        assert_eq!(
+            parse_pre_migration_name("slot-001.sav.v12.bak"),
+            Some(("slot-001.sav", 12))
+        );
+        for not_copy in [
+            "slot-001.sav.bak1",
+            "slot-001.sav.v.bak",
+            "slot-001.sav.vx.bak",
+        ] {
+            assert_eq!(parse_pre_migration_name(not_copy), None, "{not_copy}");
+        }
         for other in [
             "slot-003.sav.tmp",
             "slot-003.sav.bak.tmp",

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use savegame::format::Header;
 use savegame::format::{FileKind, MAGIC, check_crc, parse_header, record_len};
-use savegame::slot::parse_backup_name;
+use savegame::slot::{parse_backup_name, parse_delta_name, parse_pre_migration_name};
 use savegame::{Error, Key, SlotId};
 use serde::Serialize;
 
@@ -135,15 +135,6 @@ pub fn kind_name(kind: FileKind) -> String {
     }
 }
 
-/// The primary name and version of a pre-migration copy (`slot-001.sav.v1.bak`).
-fn parse_pre_migration(name: &str) -> Option<(&str, u32)> {
-    let (primary, version) = name.strip_suffix(".bak")?.rsplit_once(".v")?;
-    if version.is_empty() || !version.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((primary, version.parse().ok()?))
-}
-
 /// Runs `list`.
 ///
 /// # Errors
@@ -210,8 +201,11 @@ fn scan(dir: &Path, schema: Option<u32>, has_key: bool) -> Result<Vec<Row>, Fail
     for entry in std::fs::read_dir(dir).map_err(io)? {
         let entry = entry.map_err(io)?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        // Lock files, temporary files, and journals (counted on their save's row).
-        if name.starts_with('.') || name.ends_with(".tmp") || name.ends_with(".journal") {
+        // Lock files, temporary and staged files, and deltas (counted on their save's row).
+        let companion = name.ends_with(".journal")
+            || name.ends_with(".new")
+            || parse_delta_name(&name).is_some();
+        if name.starts_with('.') || name.ends_with(".tmp") || companion {
             continue;
         }
         // Follows symbolic links; a file removed meanwhile is simply not listed.
@@ -228,7 +222,7 @@ fn scan(dir: &Path, schema: Option<u32>, has_key: bool) -> Result<Vec<Row>, Fail
     for f in files {
         let primary = parse_backup_name(&f.name)
             .map(|(p, _)| p)
-            .or_else(|| parse_pre_migration(&f.name).map(|(p, _)| p));
+            .or_else(|| parse_pre_migration_name(&f.name).map(|(p, _)| p));
         match primary {
             Some(p) => backups.entry(p.to_owned()).or_default().push(f.name),
             None => primaries.push(f),
@@ -397,20 +391,4 @@ fn count_deltas(journal: &Path, base: u64) -> u32 {
         rest = &rest[len..];
     }
     count
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pre_migration_names_parse() {
-        assert_eq!(
-            parse_pre_migration("slot-001.sav.v12.bak"),
-            Some(("slot-001.sav", 12))
-        );
-        assert_eq!(parse_pre_migration("slot-001.sav.bak1"), None);
-        assert_eq!(parse_pre_migration("slot-001.sav.v.bak"), None);
-        assert_eq!(parse_pre_migration("slot-001.sav.vx.bak"), None);
-    }
 }

@@ -1,0 +1,263 @@
+//! The module tree has no import circles, and its leaves import only what they may.
+//!
+//! A reading of `src/`: every `use` tree (with nested braces, `crate::`, `self::` and any
+//! number of `super::`) and every path written inline in code (`crate::format::parse_header`)
+//! is an arrow from the file to the module it names. A file is a module (`src/a/b.rs` and
+//! `src/a/b/mod.rs` are `a::b`); `lib.rs`, which re-exports everything, is left out, and so are
+//! the unit tests at the end of a file (`#[cfg(test)] mod tests`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// Every module of `src/` and its source, without comments and unit tests.
+fn modules() -> BTreeMap<String, (bool, String)> {
+    fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut mods = BTreeMap::new();
+    for file in files {
+        let rel = file.strip_prefix(&src).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into()).collect();
+        let is_dir_mod = parts.last().is_some_and(|p| p == "mod");
+        if is_dir_mod {
+            parts.pop();
+        }
+        if parts == ["lib"] {
+            continue;
+        }
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        if let Some(at) = text.find("#[cfg(test)]\nmod tests") {
+            text.truncate(at);
+        }
+        let code: String = text
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        mods.insert(parts.join("::"), (is_dir_mod, code));
+    }
+    mods
+}
+
+/// The paths a `use` tree names: `a::{b, c::{d}}` is `a::b` and `a::c::d`.
+fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or("").trim();
+        out.push(format!("{prefix}{path}"));
+        return;
+    };
+    let head = &tree[..open];
+    let body = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut start) = (0, 0);
+    for (i, ch) in body.char_indices() {
+        match ch {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                expand(&format!("{prefix}{head}"), &body[start..i], out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !body[start..].trim().is_empty() {
+        expand(&format!("{prefix}{head}"), &body[start..], out);
+    }
+}
+
+/// Every `crate::`, `self::` or `super::` path in `code`: in `use` trees and inline.
+fn paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    // `use` statements, whole trees.
+    while let Some(at) = rest.find("use ") {
+        let before = rest[..at].chars().last();
+        rest = &rest[at + 4..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let end = rest.find(';').unwrap_or(rest.len());
+        let tree: String = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+        expand("", &tree, &mut out);
+        rest = &rest[end..];
+    }
+    // Inline paths.
+    let bytes = code.as_bytes();
+    for root in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(found) = code[from..].find(root) {
+            let at = from + found;
+            from = at + root.len();
+            if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+                continue;
+            }
+            let len = code[at..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(code.len() - at);
+            out.push(code[at..at + len].trim_end_matches(':').to_owned());
+        }
+    }
+    out
+}
+
+/// The module arrows of `src/`.
+fn graph() -> Graph {
+    let mods = modules();
+    let mut graph = Graph::new();
+    for (module, (is_dir_mod, code)) in &mods {
+        let own: Vec<&str> = module.split("::").collect();
+        let mut arrows = BTreeSet::new();
+        for path in paths(code) {
+            let mut segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            let mut base: Vec<&str> = match segs.first() {
+                Some(&"crate") => Vec::new(),
+                // The module's own items, as `self::` and `super::` see them.
+                Some(&"self" | &"super") if *is_dir_mod => own.clone(),
+                Some(&"self" | &"super") => own[..own.len() - 1].to_vec(),
+                _ => continue,
+            };
+            if segs[0] == "self" && !*is_dir_mod {
+                base = own.clone();
+            }
+            if segs[0] == "super" && *is_dir_mod {
+                base.pop();
+            }
+            segs.remove(0);
+            while segs.first() == Some(&"super") {
+                base.pop();
+                segs.remove(0);
+            }
+            let full: Vec<&str> = base.into_iter().chain(segs).collect();
+            let target = (1..=full.len())
+                .rev()
+                .map(|n| full[..n].join("::"))
+                .find(|m| mods.contains_key(m));
+            if let Some(target) = target
+                && target != *module
+            {
+                arrows.insert(target);
+            }
+        }
+        graph.insert(module.clone(), arrows);
+    }
+    graph
+}
+
+/// The groups of modules that reach each other (Tarjan's strongly connected components).
+fn circles(graph: &Graph) -> Vec<Vec<String>> {
+    struct State<'a> {
+        graph: &'a Graph,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let n = s.index.len();
+        s.index.insert(v, n);
+        s.low.insert(v, n);
+        s.stack.push(v);
+        for w in &s.graph[v] {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.stack.contains(&w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut group = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                group.push(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                group.sort();
+                s.out.push(group);
+            }
+        }
+    }
+    let mut state = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !state.index.contains_key(v.as_str()) {
+            visit(&mut state, v);
+        }
+    }
+    state.out
+}
+
+#[test]
+fn no_module_imports_a_module_that_imports_it_back() {
+    let graph = graph();
+    assert!(
+        graph.len() > 40,
+        "{} modules: the reading found too few",
+        graph.len()
+    );
+    assert!(graph["manager::engine"].contains("manager::journal"));
+    assert!(graph["manager::engine"].contains("format"));
+    assert_eq!(circles(&graph), Vec::<Vec<String>>::new(), "import circles");
+}
+
+#[test]
+fn the_reading_finds_a_circle_where_there_is_one() {
+    let mut graph = graph();
+    // A made-up arrow back from the leaf of the format to the manager closes a circle.
+    graph
+        .get_mut("format::frame")
+        .unwrap()
+        .insert("manager".into());
+    assert!(!circles(&graph).is_empty());
+}
+
+#[test]
+fn the_leaves_import_only_what_they_may() {
+    let graph = graph();
+    let may = |module: &str, allowed: &[&str]| {
+        let outside: Vec<&String> = graph[module]
+            .iter()
+            .filter(|t| {
+                !allowed
+                    .iter()
+                    .any(|a| t == a || t.starts_with(&format!("{a}::")))
+            })
+            .collect();
+        assert!(outside.is_empty(), "{module} imports {outside:?}");
+    };
+    may("slot", &[]);
+    may("error", &["slot", "migrate::error"]);
+    may("storage", &["slot", "storage", "error"]);
+    for part in [
+        "format",
+        "format::frame",
+        "format::metadata",
+        "format::bytes",
+        "format::replay",
+    ] {
+        may(part, &["format", "error", "codec", "crypto", "slot"]);
+    }
+}

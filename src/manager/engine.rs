@@ -110,7 +110,7 @@ impl Engine {
         put_keeping_backups(self.files.storage.as_ref(), &name, &bytes, keep)
             .map_err(|e| self.files.error(&name, e))?;
         // The new base holds everything: its old deltas are obsolete.
-        self.journals.clear(&self.files, slot, &name);
+        self.journals.clear(&self.files, &name);
         Ok(SaveReport {
             slot,
             path,
@@ -264,16 +264,15 @@ impl Engine {
     /// retry.
     pub(super) fn load_unlocked(&self, slot: SlotId) -> Result<Loaded> {
         let name = slot.file_name();
-        let listing = self.files.list()?;
+        // The backups are looked for (a listing of the storage) only once the primary file
+        // has failed: a sound save loads with no listing.
         let mut candidates = vec![(name.clone(), None)];
-        candidates.extend(
-            backups_of(&listing, slot)
-                .into_iter()
-                .map(|i| (backup_name(&name, i), Some(i))),
-        );
+        let mut listed = false;
         let mut primary_problem: Option<Error> = None;
         let mut damaged = 0;
-        for (file, backup) in candidates {
+        while let Some((file, backup)) =
+            next_candidate(&mut candidates, &mut listed, || self.backups(slot))?
+        {
             let bytes = match self.files.read(&file) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => continue,
@@ -286,14 +285,9 @@ impl Engine {
             };
             match self.files.open_base(slot, bytes) {
                 Ok((mut snapshot, header)) => {
-                    let (deltas, journal_problem) = self.journals.apply(
-                        &self.files,
-                        slot,
-                        &name,
-                        &listing,
-                        &header,
-                        &mut snapshot,
-                    )?;
+                    let (deltas, journal_problem) =
+                        self.journals
+                            .apply(&self.files, slot, &name, &header, &mut snapshot)?;
                     let snapshot = self.migrate(snapshot, header.schema_version)?;
                     let missing = backup.is_some() && primary_problem.is_none();
                     let problem = primary_problem.map(|e| e.to_string());
@@ -332,6 +326,15 @@ impl Engine {
                 primary: Box::new(e),
             }),
         }
+    }
+
+    /// The backups of `slot` a load may fall back on, newest first.
+    fn backups(&self, slot: SlotId) -> Result<Vec<(String, Option<u32>)>> {
+        let name = slot.file_name();
+        Ok(backups_of(&self.files.list()?, slot)
+            .into_iter()
+            .map(|i| (backup_name(&name, i), Some(i)))
+            .collect())
     }
 
     /// Brings a snapshot at schema version `from` up to the game's.
@@ -419,13 +422,8 @@ impl Engine {
             SlotStatus::Ready
         };
         let summary = if has_deltas(listing, slot) {
-            self.journals.summary(
-                &self.files,
-                slot,
-                &slot.file_name(),
-                listing,
-                header.generation,
-            )
+            self.journals
+                .summary(&self.files, &slot.file_name(), header.generation)
         } else {
             Default::default()
         };
@@ -495,7 +493,7 @@ impl Engine {
             self.files.delete(&file)?;
             any = true;
         }
-        self.journals.clear(&self.files, slot, &name);
+        self.journals.clear(&self.files, &name);
         if self.files.exists(&name)? {
             self.files.delete(&name)?;
             any = true;
@@ -652,4 +650,21 @@ impl Engine {
         })?;
         Ok((header, len))
     }
+}
+
+/// The next file a load tries: the primary first, then (listed on first need) each backup,
+/// newest first.
+fn next_candidate(
+    candidates: &mut Vec<(String, Option<u32>)>,
+    listed: &mut bool,
+    backups: impl FnOnce() -> Result<Vec<(String, Option<u32>)>>,
+) -> Result<Option<(String, Option<u32>)>> {
+    if candidates.is_empty() && !*listed {
+        *listed = true;
+        let mut found = backups()?;
+        // Popped from the end: the newest last.
+        found.reverse();
+        *candidates = found;
+    }
+    Ok(candidates.pop())
 }

@@ -1,5 +1,5 @@
-//! Incremental saves: deltas appended to a slot's journal, merged on load, compacted into a new
-//! base when they grow.
+//! Incremental saves: deltas kept beside a slot's base (a journal, or one object each), merged
+//! on load, compacted into a new base when they grow.
 //!
 //! A slot with deltas is its primary file (the base) plus its deltas: records of the save format
 //! of kind 2, each sealed and checksummed on its own. On a storage that appends they follow one
@@ -28,27 +28,23 @@ use crate::slot::{SlotFile, SlotId, delta_name, journal_name};
 use crate::snapshot::Snapshot;
 use crate::storage::StoredFile;
 
-/// The delta objects of `slot` in `listing`: sequence numbers and sizes, ascending.
-fn delta_objects(listing: &[StoredFile], slot: SlotId) -> Vec<(u64, u64)> {
-    let mut found: Vec<(u64, u64)> = listing
-        .iter()
-        .filter_map(|f| match SlotFile::parse(&f.name) {
-            Some(SlotFile::Delta(s, n)) if s == slot => Some((n, f.len)),
-            _ => None,
-        })
-        .collect();
-    found.sort_unstable();
-    found
+/// How many delta objects of the slot whose primary file is `name` there are, numbered 1, 2, …
+/// without a gap: found by asking for each in turn, so no listing is needed.
+fn count_objects(files: &Files, name: &str) -> Result<u64> {
+    let mut n = 0;
+    while files.exists(&delta_name(name, n + 1))? {
+        n += 1;
+    }
+    Ok(n)
 }
 
-/// The delta objects numbered 1, 2, … without a gap: the only ones a load can apply.
-fn contiguous(objects: &[(u64, u64)]) -> impl Iterator<Item = (u64, u64)> + '_ {
-    objects
-        .iter()
-        .copied()
-        .enumerate()
-        .take_while(|&(i, (n, _))| n == i as u64 + 1)
-        .map(|(_, found)| found)
+/// Deletes delta objects `to` down to `from` (inclusive) of `name`, highest first, so a crash
+/// part-way leaves a run without a gap.
+fn delete_objects(files: &Files, name: &str, from: u64, to: u64) -> Result<()> {
+    for n in (from..=to).rev() {
+        files.delete(&delta_name(name, n))?;
+    }
+    Ok(())
 }
 
 /// What the manager knows of a journal it appended to or read whole.
@@ -94,18 +90,12 @@ impl Journals {
     /// Removes every delta of the slot whose primary file is `name`, after a full save made
     /// them obsolete. Best effort: deltas that remain name the old base's generation, are
     /// ignored by loads, and are dropped by the next incremental save.
-    pub(super) fn clear(&self, files: &Files, slot: SlotId, name: &str) {
+    pub(super) fn clear(&self, files: &Files, name: &str) {
         self.forget(name);
         if files.storage.can_append() {
             let _ = files.delete(&journal_name(name));
-            return;
-        }
-        if let Ok(listing) = files.list() {
-            for (n, _) in delta_objects(&listing, slot).into_iter().rev() {
-                if files.delete(&delta_name(name, n)).is_err() {
-                    return;
-                }
-            }
+        } else if let Ok(count) = count_objects(files, name) {
+            let _ = delete_objects(files, name, 1, count);
         }
     }
 
@@ -137,8 +127,7 @@ impl Journals {
                 return Ok(state);
             }
         }
-        let listing = if appends { Vec::new() } else { files.list()? };
-        let stored = self.read(files, slot, name, &listing)?;
+        let stored = self.read(files, name)?;
         let scan = self.scan(files, slot, &stored.bytes, base);
         if appends && scan.valid_len < stored.bytes.len() {
             let journal = journal_name(name);
@@ -148,12 +137,7 @@ impl Journals {
                 files.put(&journal, &stored.bytes[..scan.valid_len])?;
             }
         } else if !appends {
-            let kept = scan.records.len() as u64;
-            for (n, _) in delta_objects(&listing, slot).into_iter().rev() {
-                if n > kept {
-                    files.delete(&delta_name(name, n))?;
-                }
-            }
+            delete_objects(files, name, scan.records.len() as u64 + 1, stored.objects)?;
         }
         Ok(JournalState {
             base_generation: base.generation,
@@ -191,41 +175,34 @@ impl Journals {
         Ok(next)
     }
 
-    /// The slot's deltas as one run of records, in the form its storage keeps them, and what
-    /// there is of the other form.
-    fn read(
-        &self,
-        files: &Files,
-        slot: SlotId,
-        name: &str,
-        listing: &[StoredFile],
-    ) -> Result<Stored> {
+    /// The slot's deltas as one run of records, in the form its storage keeps them.
+    fn read(&self, files: &Files, name: &str) -> Result<Stored> {
         if files.storage.can_append() {
             let bytes = files.read(&journal_name(name))?.unwrap_or_default();
-            return Ok(Stored { bytes });
+            return Ok(Stored { bytes, objects: 0 });
         }
-        let mut bytes = Vec::new();
-        for (n, _) in contiguous(&delta_objects(listing, slot)) {
-            match files.read(&delta_name(name, n))? {
-                Some(record) => bytes.extend_from_slice(&record),
-                None => break,
-            }
+        let mut stored = Stored {
+            bytes: Vec::new(),
+            objects: 0,
+        };
+        while let Some(record) = files.read(&delta_name(name, stored.objects + 1))? {
+            stored.bytes.extend_from_slice(&record);
+            stored.objects += 1;
         }
-        Ok(Stored { bytes })
+        Ok(stored)
     }
 
     /// Applies the slot's deltas that fit `base` to `snapshot`: how many, and why it stopped
-    /// early, if it did. `listing` is the storage's, read by the load.
+    /// early, if it did.
     pub(super) fn apply(
         &self,
         files: &Files,
         slot: SlotId,
         name: &str,
-        listing: &[StoredFile],
         base: &Header,
         snapshot: &mut Snapshot,
     ) -> Result<(u32, Option<String>)> {
-        let stored = match self.read(files, slot, name, listing) {
+        let stored = match self.read(files, name) {
             Ok(stored) => stored,
             Err(e) if e.is_corruption() => return Ok((0, Some(e.to_string()))),
             Err(e) => return Err(e),
@@ -245,7 +222,7 @@ impl Journals {
         for record in scan.records {
             snapshot.apply_delta(record);
         }
-        let problem = scan.problem.or_else(|| other_form(files, slot, listing));
+        let problem = scan.problem.or_else(|| other_form(files, name));
         Ok((count as u32, problem))
     }
 
@@ -333,23 +310,16 @@ impl Journals {
     }
 
     /// How many deltas for `base_generation` the slot holds, and the newest one's header, from
-    /// record headers alone. `listing` is the storage's.
-    pub(super) fn summary(
-        &self,
-        files: &Files,
-        slot: SlotId,
-        name: &str,
-        listing: &[StoredFile],
-        base_generation: u64,
-    ) -> Summary {
+    /// record headers alone.
+    pub(super) fn summary(&self, files: &Files, name: &str, base_generation: u64) -> Summary {
         let mut summary = Summary::default();
         let fits = |header: &Header| {
             header.kind == FileKind::Delta && header.generation == base_generation
         };
         if !files.storage.can_append() {
-            for (n, len) in contiguous(&delta_objects(listing, slot)) {
+            for n in 1.. {
                 match files.read_header_at(&delta_name(name, n), 0, true) {
-                    Ok(Some((header, _))) if fits(&header) => {
+                    Ok(Some((header, len))) if fits(&header) => {
                         summary.deltas += 1;
                         summary.len += len;
                         summary.latest = Some(header);
@@ -384,30 +354,28 @@ impl Journals {
 /// The slot's records as one run of bytes.
 struct Stored {
     bytes: Vec<u8>,
+    /// How many delta objects they were read from (0 for a journal).
+    objects: u64,
 }
 
-/// Why deltas of the slot in the form its storage does not keep them were not applied, when
-/// there are any.
-fn other_form(files: &Files, slot: SlotId, listing: &[StoredFile]) -> Option<String> {
-    let (found, form) = if files.storage.can_append() {
-        let objects = delta_objects(listing, slot).len();
+/// Why deltas of the slot in the form its storage does not keep (a folder written by a
+/// storage of the other kind) were not applied, when there are any.
+fn other_form(files: &Files, name: &str) -> Option<String> {
+    let (other, form) = if files.storage.can_append() {
         (
-            objects,
+            delta_name(name, 1),
             "delta objects (written by a storage that cannot append)",
         )
     } else {
-        let journal = listing
-            .iter()
-            .any(|f| SlotFile::parse(&f.name) == Some(SlotFile::Journal(slot)));
         (
-            usize::from(journal),
-            "journal (written by a storage that appends)",
+            journal_name(name),
+            "a journal (written by a storage that appends)",
         )
     };
-    (found > 0).then(|| {
+    files.exists(&other).ok()?.then(|| {
         format!(
-            "{found} {form} not applied: open the slot with that storage and compact it, or save \
-             it in full"
+            "the slot has {form} that were not applied: open it with that storage and compact \
+             it, or save it in full"
         )
     })
 }

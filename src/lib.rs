@@ -12,6 +12,7 @@
 //! | save without stalling a frame | [`SaveLoadManager::save_in_background`] → [`SaveHandle`] |
 //! | save only what changed in a big world | [`SaveLoadManager::save_incremental`], [`Snapshot::mark_deleted`] |
 //! | autosave and quicksave | [`SaveLoadManager::autosave_in_background`], [`SlotId::Quicksave`] |
+//! | keep settings and profiles by key, outside the slots | [`SaveLoadManager::store`] → [`Store`] |
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
 //! | pick JSON or MessagePack | [`Codec`] |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
@@ -150,7 +151,7 @@ pub use manager::{
     DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
     SaveReport, SaveStatus,
 };
-pub use manager::{SlotInfo, SlotStatus};
+pub use manager::{SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
 pub use originator::Originator;
 pub use replay::{Recorder, ReplayHeader};

@@ -32,10 +32,16 @@ pub enum SlotId {
     Autosave(u32),
     /// The quicksave slot.
     Quicksave,
+    /// The file of the key-value store ([`Store`](crate::Store)), `store.kv`: never listed
+    /// as a slot, never picked by the autosave rotation.
+    Store,
 }
 
 /// The extension of primary save files.
 pub(crate) const SAVE_EXTENSION: &str = "sav";
+
+/// The file of the key-value store.
+const STORE_FILE: &str = "store.kv";
 
 impl SlotId {
     /// The numbered slot `n`.
@@ -52,6 +58,7 @@ impl SlotId {
             SlotId::Numbered(n) => format!("slot-{n:03}.{SAVE_EXTENSION}"),
             SlotId::Autosave(n) => format!("autosave-{n}.{SAVE_EXTENSION}"),
             SlotId::Quicksave => format!("quicksave.{SAVE_EXTENSION}"),
+            SlotId::Store => STORE_FILE.to_owned(),
         }
     }
 
@@ -59,6 +66,9 @@ impl SlotId {
     /// temporary files, lock files, unrelated files).
     #[must_use]
     pub fn from_file_name(name: &str) -> Option<Self> {
+        if name == STORE_FILE {
+            return Some(SlotId::Store);
+        }
         let stem = name.strip_suffix(SAVE_EXTENSION)?.strip_suffix('.')?;
         if stem == "quicksave" {
             return Some(SlotId::Quicksave);
@@ -78,6 +88,7 @@ impl SlotId {
             SlotId::Numbered(n) => (1, n),
             SlotId::Autosave(n) => (2, n),
             SlotId::Quicksave => (3, 0),
+            SlotId::Store => (4, 0),
         }
     }
 
@@ -87,6 +98,7 @@ impl SlotId {
             (1, n) => Some(SlotId::Numbered(n)),
             (2, n) => Some(SlotId::Autosave(n)),
             (3, 0) => Some(SlotId::Quicksave),
+            (4, 0) => Some(SlotId::Store),
             _ => None,
         }
     }
@@ -114,6 +126,7 @@ impl fmt::Display for SlotId {
             SlotId::Numbered(n) => write!(f, "{n}"),
             SlotId::Autosave(n) => write!(f, "autosave {n}"),
             SlotId::Quicksave => f.write_str("quicksave"),
+            SlotId::Store => f.write_str("the key-value store"),
         }
     }
 }
@@ -340,6 +353,7 @@ mod tests {
             SlotId::Autosave(0),
             SlotId::Autosave(7),
             SlotId::Quicksave,
+            SlotId::Store,
         ] {
             assert_eq!(SlotId::from_file_name(&slot.file_name()), Some(slot));
             let (kind, n) = slot.to_raw();

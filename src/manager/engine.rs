@@ -352,6 +352,8 @@ impl Engine {
         let mut slots: BTreeMap<SlotId, (bool, u32)> = BTreeMap::new();
         for file in &listing {
             match SlotFile::parse(&file.name) {
+                // The key-value store is a file of the folder, not a slot.
+                Some(f) if f.slot() == SlotId::Store => {}
                 Some(SlotFile::Primary(slot)) => slots.entry(slot).or_default().0 = true,
                 Some(SlotFile::Backup(slot, _)) => slots.entry(slot).or_default().1 += 1,
                 _ => {}

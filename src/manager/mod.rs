@@ -9,6 +9,7 @@ mod journal;
 mod locks;
 mod menu;
 mod report;
+mod store;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,7 @@ use files::Files;
 use journal::Journals;
 pub use menu::{SlotInfo, SlotStatus};
 pub use report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
+pub use store::{Store, StoreOptions};
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
@@ -284,6 +286,23 @@ impl SaveLoadManager {
             autosave_slots: DEFAULT_AUTOSAVE_SLOTS,
             compact_percent: DEFAULT_COMPACT_PERCENT,
         }
+    }
+
+    /// The key-value store of this save folder ([`Store`]), at its default schema version 1.
+    ///
+    /// # Errors
+    /// As [`load`](Self::load) of its file (a missing file is an empty store).
+    pub fn store(&self) -> Result<Store> {
+        self.store_with(StoreOptions::default())
+    }
+
+    /// The key-value store, with its own schema version and migration steps.
+    ///
+    /// # Errors
+    /// As [`store`](Self::store); [`Error::Config`] or [`Error::MigrationChain`] for options
+    /// that do not make a chain.
+    pub fn store_with(&self, options: StoreOptions) -> Result<Store> {
+        Store::open(&self.engine, options)
     }
 
     /// An empty snapshot in the manager's codec.

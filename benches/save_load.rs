@@ -8,6 +8,8 @@
 //! Workloads: a 100,000-entity world (about 7 MB as MessagePack) and a 10 KB player profile,
 //! in MessagePack and JSON, with and without encryption.
 //!
+//! And the load menu: `list()` over 100 slots against reading their headers by hand.
+//!
 //! Besides criterion's times, the run prints the peak extra heap of one save and one load of
 //! each (counted by a global allocator), against the payload size.
 //!
@@ -235,12 +237,57 @@ fn profile_10k(c: &mut Criterion) {
     bench_workload(c, "profile-10k", "player", &player);
 }
 
+/// The load menu over 100 slots: `list()` against reading and parsing each slot file's header
+/// by hand (list the folder, open each `.sav`, read its fixed header, then the rest of its
+/// header, parse).
+fn menu_100(c: &mut Criterion) {
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let manager = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .build()
+        .unwrap();
+    let mut snapshot = manager.snapshot().with_label("A save in the menu");
+    snapshot.capture("player", &Player::generate(1)).unwrap();
+    snapshot
+        .capture("world", &World::generate(2_000, 1))
+        .unwrap();
+    for n in 1..=100 {
+        manager.save(SlotId::Numbered(n), &snapshot).unwrap();
+    }
+    let by_hand = |dir: &Path| {
+        use std::io::Read;
+        let mut headers = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "sav") {
+                continue;
+            }
+            let mut file = std::fs::File::open(&path).unwrap();
+            let mut head = vec![0; savegame::format::HEADER_LEN];
+            file.read_exact(&mut head).unwrap();
+            let len = savegame::format::header_len(&head).unwrap();
+            head.resize(len, 0);
+            file.read_exact(&mut head[savegame::format::HEADER_LEN..])
+                .unwrap();
+            headers.push(savegame::format::parse_header(&head, None).unwrap());
+        }
+        headers
+    };
+    assert_eq!(by_hand(dir.path()).len(), 100);
+    assert_eq!(manager.list().unwrap().len(), 100);
+    let mut group = c.benchmark_group("list/100-slots");
+    group.bench_function("baseline", |b| b.iter(|| by_hand(black_box(dir.path()))));
+    group.bench_function("savegame", |b| b.iter(|| manager.list().unwrap()));
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k
+    targets = world_100k, profile_10k, menu_100
 }
 criterion_main!(benches);

@@ -110,8 +110,12 @@ fn parse_canonical(digits: &str, width: usize) -> Option<u32> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let n: u32 = digits.parse().ok()?;
-    (format!("{n:0width$}") == digits).then_some(n)
+    // Zero-padded to `width`, and no leading zero beyond it: what `{n:0width$}` writes.
+    let canonical = digits.len() == width || (digits.len() > width && !digits.starts_with('0'));
+    if !canonical {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 impl From<u32> for SlotId {

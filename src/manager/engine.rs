@@ -17,7 +17,6 @@ use crate::format::Header;
 use crate::migrate::Migrations;
 use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
 use crate::snapshot::Snapshot;
-use crate::storage::StoredFile;
 
 /// Everything a manager knows and does, shared with its worker thread.
 #[derive(Debug)]
@@ -348,21 +347,33 @@ impl Engine {
 
     /// Every slot with a file, for a load menu.
     pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
-        let listing = self.files.list()?;
-        let mut slots: BTreeMap<SlotId, (bool, u32)> = BTreeMap::new();
-        for file in &listing {
-            match SlotFile::parse(&file.name) {
-                // The key-value store is a file of the folder, not a slot.
-                Some(f) if f.slot() == SlotId::Store => {}
-                Some(SlotFile::Primary(slot)) => slots.entry(slot).or_default().0 = true,
-                Some(SlotFile::Backup(slot, _)) => slots.entry(slot).or_default().1 += 1,
-                _ => {}
+        #[derive(Default)]
+        struct Found {
+            primary: bool,
+            backups: u32,
+            deltas: bool,
+        }
+        let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
+        for file in &self.files.list()? {
+            let Some(kind) = SlotFile::parse(&file.name) else {
+                continue;
+            };
+            // The key-value store is a file of the folder, not a slot.
+            if kind.slot() == SlotId::Store {
+                continue;
+            }
+            let found = slots.entry(kind.slot()).or_default();
+            match kind {
+                SlotFile::Primary(_) => found.primary = true,
+                SlotFile::Backup(..) => found.backups += 1,
+                SlotFile::Journal(_) | SlotFile::Delta(..) => found.deltas = true,
+                SlotFile::PreMigration(..) | SlotFile::Staged(_) => {}
             }
         }
         Ok(slots
             .into_iter()
-            .filter(|&(_, (primary, backups))| primary || backups > 0)
-            .map(|(slot, (primary, backups))| self.slot_info(slot, primary, backups, &listing))
+            .filter(|(_, f)| f.primary || f.backups > 0)
+            .map(|(slot, f)| self.slot_info(slot, f.primary, f.backups, f.deltas))
             .collect())
     }
 
@@ -375,16 +386,10 @@ impl Engine {
         if !has_primary && backups == 0 {
             return Err(Error::SlotEmpty { slot });
         }
-        Ok(self.slot_info(slot, has_primary, backups, &listing))
+        Ok(self.slot_info(slot, has_primary, backups, has_deltas(&listing, slot)))
     }
 
-    fn slot_info(
-        &self,
-        slot: SlotId,
-        has_primary: bool,
-        backups: u32,
-        listing: &[StoredFile],
-    ) -> SlotInfo {
+    fn slot_info(&self, slot: SlotId, has_primary: bool, backups: u32, deltas: bool) -> SlotInfo {
         let unreadable = |reason: String| SlotInfo {
             slot,
             file_size: 0,
@@ -423,7 +428,7 @@ impl Engine {
         } else {
             SlotStatus::Ready
         };
-        let summary = if has_deltas(listing, slot) {
+        let summary = if deltas {
             self.journals
                 .summary(&self.files, &slot.file_name(), header.generation)
         } else {

@@ -166,7 +166,9 @@ impl FileSystem for StdFs {
         let available = file_len.saturating_sub(offset);
         let mut buf = Vec::with_capacity(usize::try_from(available).unwrap_or(len).min(len));
         if available > 0 {
-            file.seek(SeekFrom::Start(offset))?;
+            if offset > 0 {
+                file.seek(SeekFrom::Start(offset))?;
+            }
             file.take(len as u64).read_to_end(&mut buf)?;
         }
         Ok((buf, file_len))

@@ -134,6 +134,7 @@ mod originator;
 pub mod replay;
 pub mod slot;
 mod snapshot;
+pub mod state;
 pub mod storage;
 
 pub use codec::Codec;
@@ -142,8 +143,8 @@ pub use error::{BoxError, Error, Result};
 pub use format::Metadata;
 pub use history::History;
 pub use manager::{
-    DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
-    SaveReport, SaveStatus,
+    ChangesReport, DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle,
+    SaveLoadManager, SaveReport, SaveStatus, StateLoaded, Written,
 };
 pub use manager::{SlotInfo, SlotStatus};
 pub use migrate::Migrations;
@@ -167,6 +168,20 @@ pub use replay::{Recorder, ReplayHeader};
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
 pub use snapshot::Snapshot;
+pub use state::{Registry, RestoreReport, SaveState};
+
+/// Derives [`Originator`](trait@Originator): a memento struct beside the type and both
+/// methods. The attributes and examples are in the trait's documentation.
+pub use savegame_macros::Originator;
+/// Derives [`SaveState`](trait@SaveState) for a struct of originators, one id per field. The
+/// attributes and examples are in the trait's documentation.
+pub use savegame_macros::SaveState;
+
+/// What the derives' expansions use. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

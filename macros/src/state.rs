@@ -37,11 +37,15 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut required = Vec::new();
     let mut claimed = Vec::new();
     let mut flattened = Vec::new();
+    let mut reset = Vec::new();
     let mut seen: Vec<(String, proc_macro2::Span)> = Vec::new();
     for (i, f) in named.named.iter().enumerate() {
         let a = attrs::field(&f.attrs)?;
         let Some(name) = &f.ident else { continue };
         if a.skip {
+            if a.reset.is_some() {
+                reset.push(quote!(self.#name = ::core::default::Default::default();));
+            }
             continue;
         }
         let ty = &f.ty;
@@ -144,6 +148,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 #krate::RestoreReport::__require(snapshot, &[#(#required),*])?;
                 #(#decode)*
                 #(#restore)*
+                #(#reset)*
                 report.__finish(snapshot, |id| #krate::SaveState::claims(self, id));
                 ::core::result::Result::Ok(report)
             }

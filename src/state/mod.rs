@@ -69,7 +69,8 @@ use crate::snapshot::Snapshot;
 /// | on | attribute | means |
 /// |---|---|---|
 /// | a field | `id = "name"` | save it under `name` instead of the field's name |
-/// | a field | `skip` | not part of the state (a cache, the frame counter) |
+/// | a field | `skip` | not part of the state (a cache, the frame counter); left as it is on restore |
+/// | a field | `skip, reset` | not part of the state; reset to `Default::default()` after a restore |
 /// | a field | `optional` | a save without its memento still loads; the field is left as it is (and listed in [`RestoreReport::not_in_save`]) |
 /// | a field | `flatten` | the field is itself a `SaveState` (a [`Registry`], a nested group); its ids go into the same snapshot as they are |
 /// | the type | `describe = "path"` | `fn(&Self, &mut Metadata)` fills in the label and playtime [`save_state`](crate::SaveLoadManager::save_state) writes |

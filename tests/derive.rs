@@ -382,3 +382,41 @@ fn derives_work_with_json_without_a_key() {
     manager.load_state(SlotId::Quicksave, &mut back).unwrap();
     assert_eq!(back, game);
 }
+
+/// The demo and the examples save their games through the derives and groups: no list of
+/// originators by id is left in them. (The undo editor example saves its room beside the
+/// history's "saved" memento on purpose, showing the explicit `Snapshot` API, which always
+/// works; it is the one file allowed to name ids.)
+#[test]
+fn the_demo_and_the_examples_list_no_originators_by_hand() {
+    let mut files = Vec::new();
+    for dir in ["demo/dungeon/src", "examples", "examples/shared"] {
+        for entry in std::fs::read_dir(savegame_testkit::repo(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("undo_editor.rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 10, "{files:?}");
+    for path in &files {
+        let text = std::fs::read_to_string(path).unwrap();
+        for pattern in [
+            ".capture(\"",
+            ".restore(\"",
+            ".capture(&self.",
+            "restore_memento(player",
+        ] {
+            assert!(
+                !text.contains(pattern),
+                "{} still lists originators by hand ({pattern})",
+                path.display()
+            );
+        }
+    }
+    let model =
+        std::fs::read_to_string(savegame_testkit::repo("demo/dungeon/src/model.rs")).unwrap();
+    assert!(model.contains("SaveState, Originator)]"));
+    let sim = std::fs::read_to_string(savegame_testkit::repo("examples/shared/sim.rs")).unwrap();
+    assert!(sim.contains("self.restore_state(keyframe).map(drop)"));
+}

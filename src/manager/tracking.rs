@@ -246,22 +246,34 @@ pub(super) fn save_state_incremental(
     *delta.metadata_mut() = snapshot.metadata().clone();
     let mut changed = Vec::new();
     let mut unchanged = 0;
+    // How many of the slot's mementos the state still has: when that is all of them, nothing
+    // was deleted, and the slot's ids need not be looked up one by one.
+    let mut kept = 0;
     for id in snapshot.ids() {
         let bytes = snapshot.encoded(id)?;
         let print = fingerprint(bytes);
-        if baseline.mementos.get(id) == Some(&print) {
-            unchanged += 1;
-        } else {
-            delta.insert_raw(id, bytes.to_vec())?;
-            changed.push((id.to_owned(), print));
+        match baseline.mementos.get(id) {
+            Some(old) if *old == print => {
+                unchanged += 1;
+                kept += 1;
+                continue;
+            }
+            Some(_) => kept += 1,
+            None => {}
         }
+        delta.insert_raw(id, bytes.to_vec())?;
+        changed.push((id.to_owned(), print));
     }
-    let mut deleted: Vec<String> = baseline
-        .mementos
-        .keys()
-        .filter(|id| !snapshot.contains(id))
-        .cloned()
-        .collect();
+    let mut deleted: Vec<String> = if kept == baseline.mementos.len() {
+        Vec::new()
+    } else {
+        baseline
+            .mementos
+            .keys()
+            .filter(|id| !snapshot.contains(id))
+            .cloned()
+            .collect()
+    };
     deleted.sort();
     for id in &deleted {
         delta.mark_deleted(id)?;

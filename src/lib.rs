@@ -4,8 +4,11 @@
 //!
 //! | you want to | use |
 //! |---|---|
-//! | make a game object saveable | implement [`Originator`] (a memento type, create, restore) |
-//! | collect the state of many objects into one save | [`Snapshot`]: [`capture`](Snapshot::capture) each, [`restore`](Snapshot::restore) each |
+//! | make a game object saveable | `#[derive(Originator)]` (a memento struct is generated), or implement [`Originator`] by hand |
+//! | save and load a whole game (player, world, quests) in one call | `#[derive(SaveState)]` on the struct of originators, then [`SaveLoadManager::save_state`] / [`load_state`](SaveLoadManager::load_state) |
+//! | save objects that are spawned and destroyed at run time | a [`Registry`] of them, by id; it reports ids the save and the game do not share ([`RestoreReport`]) |
+//! | save only what changed, without marking anything dirty | [`SaveLoadManager::save_state_incremental`] |
+//! | collect the state of many objects into one save by hand | [`Snapshot`]: [`capture`](Snapshot::capture) each, [`restore`](Snapshot::restore) each |
 //! | save to numbered slots, load them, show a load menu | [`SaveLoadManager`], built with [`SaveLoadManager::builder`] |
 //! | name a slot | [`SlotId`] |
 //! | show a load menu | [`SaveLoadManager::list`] → [`SlotInfo`] |
@@ -94,6 +97,11 @@
 //!   its journal, that no save replaced the base meanwhile, and reads again if one did. So it
 //!   gives a state at least as new as every save that returned before it began.
 //! - **Storage is a trait.** Nothing outside [`storage`] touches `std::fs`.
+//! - **Dirty tracking by comparison.** [`SaveLoadManager::save_state_incremental`] keeps a
+//!   16-byte fingerprint (length, CRC32, SipHash) of each memento a slot holds, and writes the
+//!   mementos whose encoded bytes differ, with vanished ids as deletions; when the slot changed
+//!   behind its back (another process, a plain save) it writes a full save instead. It costs a
+//!   capture and an encoding of the whole state per save; see [`state`].
 //!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
 //! the first save into them; a folder the game made itself is the game's to make durable.

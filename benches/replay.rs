@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use savegame::Recorder;
 use savegame::replay::Player;
+use savegame::{Recorder, SaveState};
 use savegame_testkit::{key, sim};
 use sim::{Input, Sim, scripted_input};
 
@@ -62,7 +62,7 @@ fn record_overhead(c: &mut Criterion) {
             for frame in 0..iters {
                 if recorder.keyframe_due() {
                     let mut keyframe = recorder.snapshot();
-                    sim.capture(&mut keyframe).unwrap();
+                    sim.capture_state(&mut keyframe).unwrap();
                     recorder.keyframe(&keyframe).unwrap();
                 }
                 let input = scripted_input(SEED, frame);

@@ -1,9 +1,10 @@
 //! The whole story of a save, as a game lives it.
 //!
-//! A game has a `Player` and a `World` (see `shared/game.rs`); both implement `Originator`.
-//! This example captures both into a snapshot labelled "Level 3", saves it to slot 3 of the
-//! platform's data folder (MessagePack, encrypted), shows the load menu, and then starts
-//! itself again as a **new process** that loads slot 3, restores both objects and checks that
+//! A game has a `Player` and a `World` (see `shared/game.rs`); both derive `Originator`, and
+//! the `Game` that holds them derives `SaveState`. This example saves the game in one call,
+//! labelled "Level 3", to slot 3 of the platform's data folder (MessagePack, encrypted), shows
+//! the load menu, and then starts itself again as a **new process** that loads slot 3 into a
+//! fresh game in one call, and checks that
 //! the state is exactly what was saved. It then does the same with JSON and no key, and shows
 //! that the file is readable text.
 //!
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::{Duration, SystemTime};
 
-use game::{Player, World};
+use game::{Game, Player, World};
 use savegame::{Codec, Key, SaveLoadManager, SlotId, SlotStatus};
 
 /// The key a game would embed. It stops casual edits; it is not a secret from a determined
@@ -66,8 +67,10 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         }
     };
 
-    let player = Player::generate(SEED);
-    let world = World::generate(ENTITIES, SEED);
+    let game = Game {
+        player: Player::generate(SEED),
+        world: World::generate(ENTITIES, SEED),
+    };
 
     for (codec, encrypted, folder) in [
         (Codec::MessagePack, true, dir.clone()),
@@ -79,15 +82,9 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         );
         let manager = manager(&folder, codec, encrypted)?;
 
-        // Capture on the game thread: each originator hands over its memento.
-        let mut snapshot = manager
-            .snapshot()
-            .with_label("Level 3")
-            .with_playtime(Duration::from_secs(3_725))
-            .with_app_version(env!("CARGO_PKG_VERSION"));
-        snapshot.capture("player", &player)?;
-        snapshot.capture("world", &world)?;
-        let report = manager.save(SlotId::Numbered(3), &snapshot)?;
+        // Capture on the game thread (each originator hands over its memento, under its
+        // field's name, with the label `Game::describe` gives), then save.
+        let report = manager.save_state(SlotId::Numbered(3), &game)?;
         println!(
             "saved slot 3: {} ({} bytes, generation {})",
             report.path.display(),
@@ -120,11 +117,9 @@ fn load_in_this_process(args: &[String]) -> Result<(), Box<dyn std::error::Error
         return Err("usage: --load DIR CODEC encrypted|plain".into());
     };
     let manager = manager(Path::new(dir), codec.parse()?, encryption == "encrypted")?;
-    let loaded = manager.load(SlotId::Numbered(3))?;
-    let mut player = Player::default();
-    let mut world = World::default();
-    loaded.snapshot.restore("player", &mut player)?;
-    loaded.snapshot.restore("world", &mut world)?;
+    let mut game = Game::default();
+    let loaded = manager.load_state(SlotId::Numbered(3), &mut game)?;
+    let Game { player, world } = game;
 
     let mut expected_player = Player::generate(SEED);
     expected_player.frames_since_hit = 0; // transient, not saved

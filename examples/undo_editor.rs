@@ -25,34 +25,12 @@ struct Piece {
     at: (i32, i32),
 }
 
-/// The room being furnished: the originator the history records.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The room being furnished: the originator the history records. Its memento, `RoomMemento`,
+/// is derived: a copy of its fields.
+#[derive(Debug, Clone, Default, PartialEq, Originator)]
 struct Room {
     pieces: BTreeMap<u32, Piece>,
     next_id: u32,
-}
-
-#[derive(Serialize, Deserialize)]
-struct RoomMemento {
-    pieces: BTreeMap<u32, Piece>,
-    next_id: u32,
-}
-
-impl Originator for Room {
-    type Memento = RoomMemento;
-
-    fn create_memento(&self) -> RoomMemento {
-        RoomMemento {
-            pieces: self.pieces.clone(),
-            next_id: self.next_id,
-        }
-    }
-
-    fn restore_memento(&mut self, m: RoomMemento) -> savegame::Result<()> {
-        self.pieces = m.pieces;
-        self.next_id = m.next_id;
-        Ok(())
-    }
 }
 
 impl Room {

@@ -31,6 +31,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   deliberately says nothing more).
 /// - **Content:** [`Error::MissingMemento`], [`Error::Encode`], [`Error::Decode`],
 ///   [`Error::InvalidId`].
+/// - **Groups and registries** ([`SaveState`](crate::SaveState)): [`Error::StateMismatch`],
+///   [`Error::DuplicateId`].
 /// - **Migrations:** [`Error::Migration`], [`Error::NoMigrationPath`],
 ///   [`Error::MigrationChain`], [`Error::StepFile`].
 /// - **Replays:** [`Error::NewerInputFormat`], [`Error::NoInputMigrationPath`] (refused before
@@ -171,6 +173,30 @@ pub enum Error {
     #[error("the snapshot has no memento for id {id:?}")]
     MissingMemento {
         /// The id that was asked for.
+        id: String,
+    },
+
+    /// A snapshot and a [`SaveState`](crate::SaveState) do not match, in a way the state was
+    /// told to refuse: members of a group with no memento in the snapshot, or (for a
+    /// [`Registry`](crate::Registry) told so) registered ids with no memento and mementos with
+    /// no registered originator. Raised before anything is restored. The two lists tell the
+    /// cases apart; either may be empty.
+    #[error(
+        "the save does not match the game: {} with no memento in the save {:?}, {} in the save \
+         with no originator {:?}",
+        not_in_save.len(), not_in_save, not_in_game.len(), not_in_game
+    )]
+    StateMismatch {
+        /// Ids of the game's originators that the snapshot has no memento for.
+        not_in_save: Vec<String>,
+        /// Ids of mementos in the snapshot that no originator of the game takes.
+        not_in_game: Vec<String>,
+    },
+
+    /// An id was registered twice in a [`Registry`](crate::Registry).
+    #[error("the id {id:?} is already registered")]
+    DuplicateId {
+        /// The id.
         id: String,
     },
 

@@ -4,8 +4,11 @@
 //!
 //! | you want to | use |
 //! |---|---|
-//! | make a game object saveable | implement [`Originator`] (a memento type, create, restore) |
-//! | collect the state of many objects into one save | [`Snapshot`]: [`capture`](Snapshot::capture) each, [`restore`](Snapshot::restore) each |
+//! | make a game object saveable | `#[derive(Originator)]` (a memento struct is generated), or implement [`Originator`] by hand |
+//! | save and load a whole game (player, world, quests) in one call | `#[derive(SaveState)]` on the struct of originators, then [`SaveLoadManager::save_state`] / [`load_state`](SaveLoadManager::load_state) |
+//! | save objects that are spawned and destroyed at run time | a [`Registry`] of them, by id; it reports ids the save and the game do not share ([`RestoreReport`]) |
+//! | save only what changed, without marking anything dirty | [`SaveLoadManager::save_state_incremental`] |
+//! | collect the state of many objects into one save by hand | [`Snapshot`]: [`capture`](Snapshot::capture) each, [`restore`](Snapshot::restore) each |
 //! | save to numbered slots, load them, show a load menu | [`SaveLoadManager`], built with [`SaveLoadManager::builder`] |
 //! | name a slot | [`SlotId`] |
 //! | show a load menu | [`SaveLoadManager::list`] → [`SlotInfo`] |
@@ -99,6 +102,11 @@
 //!   pre-migration copies are the manager's, built on those. A backend without append keeps
 //!   each incremental save as an object of its own; one without locks gets the manager's lock
 //!   between threads.
+//! - **Dirty tracking by comparison.** [`SaveLoadManager::save_state_incremental`] keeps a
+//!   16-byte fingerprint (length, CRC32, SipHash) of each memento a slot holds, and writes the
+//!   mementos whose encoded bytes differ, with vanished ids as deletions; when the slot changed
+//!   behind its back (another process, a plain save) it writes a full save instead. It costs a
+//!   capture and an encoding of the whole state per save; see [`state`].
 //!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
 //! the first save into them; a folder the game made itself is the game's to make durable.
@@ -139,6 +147,7 @@ mod originator;
 pub mod replay;
 pub mod slot;
 mod snapshot;
+pub mod state;
 pub mod storage;
 
 pub use codec::Codec;
@@ -148,8 +157,8 @@ pub use format::Metadata;
 pub use history::History;
 pub use manager::backups;
 pub use manager::{
-    DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle, SaveLoadManager,
-    SaveReport, SaveStatus,
+    ChangesReport, DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle,
+    SaveLoadManager, SaveReport, SaveStatus, StateLoaded, Written,
 };
 pub use manager::{SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
@@ -173,6 +182,20 @@ pub use replay::{Recorder, ReplayHeader};
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
 pub use snapshot::Snapshot;
+pub use state::{Registry, RestoreReport, SaveState};
+
+/// Derives [`Originator`](trait@Originator): a memento struct beside the type and both
+/// methods. The attributes and examples are in the trait's documentation.
+pub use savegame_macros::Originator;
+/// Derives [`SaveState`](trait@SaveState) for a struct of originators, one id per field. The
+/// attributes and examples are in the trait's documentation.
+pub use savegame_macros::SaveState;
+
+/// What the derives' expansions use. Not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use serde;
+}
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -12,6 +12,80 @@ use crate::error::Result;
 /// ([`Snapshot`](crate::Snapshot), [`SaveLoadManager`](crate::SaveLoadManager)) stores it as
 /// opaque bytes.
 ///
+/// # `#[derive(Originator)]`
+///
+/// The common case, a memento that is a copy of the type's fields, is derived. On a struct
+/// (named fields or a tuple struct) the derive writes a memento struct beside it, named
+/// `<Type>Memento` and as public as the type (its fields too, so tests and migrations can
+/// build one), and both methods: `create_memento` clones each saved field, `restore_memento`
+/// moves each back.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use savegame::Originator;
+///
+/// #[derive(Originator, Default)]
+/// #[savegame(derive(Debug, PartialEq), validate = "Player::check")]
+/// pub struct Player {
+///     /// Hit points.
+///     pub health: u32,
+///     #[serde(rename = "bag", default)] // serde's field attributes apply to the memento
+///     pub inventory: BTreeMap<String, u32>,
+///     #[savegame(skip)] // not saved; left as it is on restore
+///     pub name_tag_colour: u32,
+///     #[savegame(skip, reset)] // not saved; Default::default() on restore
+///     pub frames_since_hit: u32,
+/// }
+///
+/// impl Player {
+///     fn check(m: &PlayerMemento) -> savegame::Result<()> {
+///         if m.health > 1000 {
+///             return Err(savegame::Error::rejected("health above the maximum"));
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let player = Player { health: 80, frames_since_hit: 3, ..Player::default() };
+/// let memento: PlayerMemento = player.create_memento();
+/// assert_eq!(memento, PlayerMemento { health: 80, inventory: BTreeMap::new() });
+///
+/// let mut restored = Player { name_tag_colour: 7, frames_since_hit: 9, ..Player::default() };
+/// restored.restore_memento(memento)?;
+/// assert_eq!((restored.health, restored.name_tag_colour, restored.frames_since_hit), (80, 7, 0));
+/// assert!(restored.restore_memento(PlayerMemento { health: 5000, inventory: BTreeMap::new() }).is_err());
+/// # Ok::<(), savegame::Error>(())
+/// ```
+///
+/// | on | attribute (`#[savegame(...)]`) | means |
+/// |---|---|---|
+/// | the type | `memento = "Name"` | the memento struct's name (default `<Type>Memento`): the name tests and migrations use |
+/// | the type | `self_memento` | the type is its own memento: it must be `Clone + Serialize + Deserialize`; any struct or enum. No struct is generated; `restore_memento` replaces `*self` |
+/// | the type | `validate = "path"` | `fn(&Memento) -> savegame::Result<()>` runs first in `restore_memento`; an error leaves the originator unchanged |
+/// | the type | `derive(Debug, Clone, ...)` | more derives on the memento struct |
+/// | the type | `serde(...)` | serde container attributes on the memento struct (`deny_unknown_fields`, `rename_all`) |
+/// | the type | `bound = "T: Trait"` | the impl's bounds, instead of the generated ones (for generic types) |
+/// | the type | `crate = "path"` | where `savegame` is, when the game reaches it through another crate |
+/// | a field | `skip` | not saved; **left as it is** on restore |
+/// | a field | `skip, reset` | not saved; **reset to `Default::default()`** on restore (for transient state that must not outlive a load) |
+/// | a field | `originator` | the field is an originator itself: the memento holds its memento, and restoring restores it |
+/// | a field | `#[serde(...)]` | carried over to the memento's field as it is (`rename`, `default`, `with`) |
+///
+/// A field's doc comments are carried over too. A restore is all-or-nothing when `validate`
+/// is the only thing that fails; with `originator` fields, those are restored first, in
+/// order, and one that rejects its memento leaves the ones before it restored.
+///
+/// **Generic types** get a generic memento (`Stack<T>` has `StackMemento<T>`); the impl asks
+/// each saved field's type for `Clone + Serialize + DeserializeOwned + Send + Sync + 'static`
+/// (or `Originator`), unless `bound` says otherwise. Type parameters only skipped fields use
+/// are kept in a hidden `PhantomData`. **Lifetime parameters** are refused: a memento owns its
+/// data. **Enums** and **unit structs** are refused unless they are their own memento
+/// (`self_memento`): a copy of an enum's fields has no single shape to restore into, and the
+/// enum itself usually serves. Hand-written impls, as below, remain the way to a memento of
+/// any other shape (a map kept as rows of text, derived values left out).
+///
+/// # By hand
+///
 /// ```
 /// use std::collections::BTreeMap;
 /// use savegame::Originator;

@@ -17,8 +17,8 @@ use savegame::migrate::Migrations;
 use savegame::replay::{
     Desync, INPUT_ID, OnDesync, Player, Recorder, ReplayHeader, ReplayStatus, Replayable,
 };
-use savegame::{Codec, Error, Key, Snapshot};
-use savegame_testkit::{self_memento, sim};
+use savegame::{Codec, Error, Key, Originator, SaveState, Snapshot};
+use savegame_testkit::sim;
 use serde::{Deserialize, Serialize};
 use sim::{Input, Sim, SimRng, scripted_input};
 
@@ -200,7 +200,7 @@ struct Drifting {
 impl Replayable for Drifting {
     type Input = Input;
     fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-        self.sim.restore(keyframe)
+        self.sim.restore_state(keyframe).map(drop)
     }
     fn step(&mut self, frame: u64, input: Input) -> savegame::Result<()> {
         self.sim.run_frame(&input);
@@ -274,7 +274,7 @@ fn the_first_desync_is_reported_with_its_frame_and_keyframe_and_playback_goes_on
     impl Replayable for Unhashed {
         type Input = Input;
         fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-            self.0.restore(keyframe)
+            self.0.restore_state(keyframe).map(drop)
         }
         fn step(&mut self, _: u64, input: Input) -> savegame::Result<()> {
             self.0.run_frame(&input);
@@ -300,7 +300,7 @@ fn frames_hold_the_recorded_inputs_and_hashes_and_seeks_stay_in_range() {
     for frame in 0..50 {
         if frame == 20 {
             let mut keyframe = recorder.snapshot();
-            sim.capture(&mut keyframe).unwrap();
+            sim.capture_state(&mut keyframe).unwrap();
             recorder.keyframe(&keyframe).unwrap();
         }
         let input = scripted_input(1, frame);
@@ -416,7 +416,8 @@ fn builders_refuse_what_cannot_work() {
 mod v1 {
     use super::*;
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Originator)]
+    #[savegame(self_memento)]
     pub struct Score {
         pub points: i64,
     }
@@ -425,15 +426,14 @@ mod v1 {
     pub struct Move {
         pub dx: i64,
     }
-
-    self_memento!(Score);
 }
 
 /// Version 2: `points` is `total`, with a `bonus`; a move has a `dy` too.
 mod v2 {
     use super::*;
 
-    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+    #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Originator)]
+    #[savegame(self_memento)]
     pub struct Score {
         pub total: i64,
         pub bonus: i64,
@@ -444,8 +444,6 @@ mod v2 {
         pub dx: i64,
         pub dy: i64,
     }
-
-    self_memento!(Score);
 
     impl Replayable for Score {
         type Input = Move;

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use common::{fix_crc_in, key};
 use savegame::format::parse_header;
 use savegame::replay::{DEFAULT_CHUNK_SIZE, MAX_CHUNK_LEN, Player, Recorder};
-use savegame::{Codec, Error, Snapshot};
+use savegame::{Codec, Error, SaveState, Snapshot};
 use savegame_testkit::Counting;
 use savegame_testkit::sim;
 use sim::{Sim, scripted_input};
@@ -64,7 +64,7 @@ fn record_long(dir: &Path, frames: u64) -> Recording {
         for frame in 0..frames {
             if recorder.keyframe_due() {
                 let mut keyframe = recorder.snapshot();
-                sim.capture(&mut keyframe).unwrap();
+                sim.capture_state(&mut keyframe).unwrap();
                 recorder.keyframe(&keyframe).unwrap();
             }
             sim.clock.frame += 1;
@@ -90,7 +90,7 @@ fn recording_a_long_match_keeps_one_chunk_and_one_keyframe_in_memory() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(60 * 60 * 60);
     let mut keyframe = Snapshot::new(Codec::MessagePack);
-    Sim::new(SEED, 300).capture(&mut keyframe).unwrap();
+    Sim::new(SEED, 300).capture_state(&mut keyframe).unwrap();
     let keyframe_len = keyframe.encoded_len();
     drop(keyframe);
 

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use savegame::Originator;
+use savegame::{Originator, SaveState};
 use serde::{Deserialize, Serialize};
 
 /// A position in the world.
@@ -15,46 +15,18 @@ pub struct Vec3 {
     pub z: f32,
 }
 
-/// The player: health, position and an inventory.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// The player: health, position and an inventory. Its memento, `PlayerMemento`, is derived:
+/// a copy of every field but the transient one.
+#[derive(Debug, Clone, PartialEq, Default, Originator)]
+#[savegame(derive(Debug, Clone, PartialEq))]
 pub struct Player {
     pub name: String,
     pub health: u32,
     pub position: Option<Vec3>,
     pub inventory: BTreeMap<String, u32>,
-    /// Transient state that is not saved.
+    /// Transient state that is not saved, and starts again at 0 on a load.
+    #[savegame(skip, reset)]
     pub frames_since_hit: u32,
-}
-
-/// What a player's save holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlayerMemento {
-    pub name: String,
-    pub health: u32,
-    pub position: Option<Vec3>,
-    pub inventory: BTreeMap<String, u32>,
-}
-
-impl Originator for Player {
-    type Memento = PlayerMemento;
-
-    fn create_memento(&self) -> PlayerMemento {
-        PlayerMemento {
-            name: self.name.clone(),
-            health: self.health,
-            position: self.position,
-            inventory: self.inventory.clone(),
-        }
-    }
-
-    fn restore_memento(&mut self, m: PlayerMemento) -> savegame::Result<()> {
-        self.name = m.name;
-        self.health = m.health;
-        self.position = m.position;
-        self.inventory = m.inventory;
-        self.frames_since_hit = 0;
-        Ok(())
-    }
 }
 
 /// What an entity is.
@@ -74,24 +46,30 @@ pub struct Entity {
     pub position: Vec3,
 }
 
-/// The world: entities, and names for some of them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+/// The world: entities, and names for some of them. It is plain data already, so it is its
+/// own memento.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Originator)]
+#[savegame(self_memento)]
 pub struct World {
     pub entities: Vec<Entity>,
     pub names: HashMap<u32, String>,
 }
 
-impl Originator for World {
-    // The world is plain data already, so it is its own memento.
-    type Memento = World;
+/// The game the quickstart saves: a player and a world, saved and loaded in one call
+/// (`player` and `world` are their ids).
+#[derive(Debug, Clone, PartialEq, Default, SaveState)]
+#[savegame(describe = "Game::describe")]
+pub struct Game {
+    pub player: Player,
+    pub world: World,
+}
 
-    fn create_memento(&self) -> World {
-        self.clone()
-    }
-
-    fn restore_memento(&mut self, m: World) -> savegame::Result<()> {
-        *self = m;
-        Ok(())
+impl Game {
+    /// What the load menu shows.
+    fn describe(&self, metadata: &mut savegame::Metadata) {
+        metadata.label = "Level 3".into();
+        metadata.playtime = std::time::Duration::from_secs(3_725);
+        metadata.app_version = env!("CARGO_PKG_VERSION").into();
     }
 }
 

@@ -4,32 +4,13 @@
 //! of every build steps through the same states.
 //!
 //! Its state is three originators (`ship`, `swarm`, `clock` with the RNG), which is what a
-//! keyframe captures; `Sim` is `Replayable`, so a `Player` can drive it.
+//! keyframe captures: `Sim` is a `SaveState` of them, and `Replayable`, so a `Player` can drive
+//! it.
 #![allow(dead_code)]
 
 use savegame::replay::Replayable;
-use savegame::{Originator, Snapshot};
+use savegame::{Originator, SaveState, Snapshot};
 use serde::{Deserialize, Serialize};
-
-/// Makes plain data types their own mementos (a module that includes this file with
-/// `#[macro_use]` can use it too; savegame-testkit exports it, for the replay tests).
-#[macro_export]
-macro_rules! self_memento {
-    ($($t:ty),* $(,)?) => {$(
-        impl savegame::Originator for $t {
-            type Memento = $t;
-
-            fn create_memento(&self) -> $t {
-                self.clone()
-            }
-
-            fn restore_memento(&mut self, m: $t) -> savegame::Result<()> {
-                *self = m;
-                Ok(())
-            }
-        }
-    )*};
-}
 
 /// The arena is `ARENA` units square.
 pub const ARENA: i32 = 1 << 20;
@@ -73,8 +54,9 @@ pub struct Input {
     pub fire: bool,
 }
 
-/// The player's ship.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The player's ship: plain data, its own memento.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Originator)]
+#[savegame(self_memento)]
 pub struct Ship {
     pub x: i32,
     pub y: i32,
@@ -83,8 +65,6 @@ pub struct Ship {
     pub score: u64,
     pub energy: u32,
 }
-
-self_memento!(Ship);
 
 /// One body of the swarm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,17 +95,16 @@ impl Originator for Swarm {
     }
 }
 
-/// The frame counter and the random number generator.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The frame counter and the random number generator: plain data, its own memento.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Originator)]
+#[savegame(self_memento)]
 pub struct Clock {
     pub frame: u64,
     pub rng: SimRng,
 }
 
-self_memento!(Clock);
-
-/// The whole simulation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The whole simulation: the three originators a keyframe holds, by field name.
+#[derive(Debug, Clone, PartialEq, Eq, SaveState)]
 pub struct Sim {
     pub clock: Clock,
     pub ship: Ship,
@@ -221,27 +200,13 @@ impl Sim {
         }
         h.0
     }
-
-    /// Captures the three originators into a keyframe.
-    pub fn capture(&self, snapshot: &mut Snapshot) -> savegame::Result<()> {
-        snapshot.capture("clock", &self.clock)?;
-        snapshot.capture("ship", &self.ship)?;
-        snapshot.capture("swarm", &self.swarm)
-    }
-
-    /// Restores the three originators from a keyframe.
-    pub fn restore(&mut self, snapshot: &Snapshot) -> savegame::Result<()> {
-        snapshot.restore("clock", &mut self.clock)?;
-        snapshot.restore("ship", &mut self.ship)?;
-        snapshot.restore("swarm", &mut self.swarm)
-    }
 }
 
 impl Replayable for Sim {
     type Input = Input;
 
     fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-        self.restore(keyframe)
+        self.restore_state(keyframe).map(drop)
     }
 
     fn step(&mut self, frame: u64, input: Input) -> savegame::Result<()> {
@@ -306,7 +271,7 @@ pub fn record_frame(
 ) -> savegame::Result<()> {
     if recorder.keyframe_due() {
         let mut keyframe = recorder.snapshot();
-        sim.capture(&mut keyframe)?;
+        sim.capture_state(&mut keyframe)?;
         recorder.keyframe(&keyframe)?;
     }
     let input = scripted_input(seed, frame);

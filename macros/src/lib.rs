@@ -1,5 +1,9 @@
-//! `embed_migrations!`, re-exported by `savegame`: embeds a folder of declarative migration
-//! steps in the game's binary at build time.
+//! The macros of `savegame`, which re-exports them: `embed_migrations!` embeds a folder of
+//! declarative migration steps in the game's binary at build time; `#[derive(Originator)]`
+//! and `#[derive(SaveState)]` write a game type's memento and its group's capture and restore.
+//! Their documentation, with tested examples, is on the re-exports in `savegame`.
+//!
+//! # `embed_migrations!`
 //!
 //! The macro lists the folder when it expands and includes each `*.json` file with
 //! `include_str!`, so editing a step rebuilds the game. Adding or removing a file is noticed on
@@ -8,13 +12,19 @@
 //!
 //! # The path to `savegame`
 //!
-//! The expansion calls `savegame::migrate::Migrations::embedded`, through the name the calling
+//! The expansions call into `savegame` (`embed_migrations!` calls
+//! `savegame::migrate::Migrations::embedded`), through the name the calling
 //! crate gives `savegame` in its `Cargo.toml` (found with `proc-macro-crate`), so a renamed
 //! dependency (`sg = { package = "savegame", … }`, or through `[workspace.dependencies]`) works.
 //! Where the calling crate does not depend on `savegame` directly (a crate that reaches it
 //! through an engine crate that re-exports it), or its `Cargo.toml` cannot be read (a build
 //! without Cargo), the macro falls back to `::savegame`; name the path yourself with a second
-//! argument: `embed_migrations!("migrations", crate = my_engine::savegame)`.
+//! argument: `embed_migrations!("migrations", crate = my_engine::savegame)`; for the derives,
+//! `#[savegame(crate = "my_engine::savegame")]`.
+
+mod attrs;
+mod originator;
+mod state;
 
 use proc_macro::{Delimiter, Group, Literal, Punct, Spacing, TokenStream, TokenTree};
 use proc_macro_crate::{FoundCrate, crate_name};
@@ -38,6 +48,28 @@ pub fn embed_migrations(input: TokenStream) -> TokenStream {
         Ok(tokens) => tokens,
         Err(message) => compile_error(&message),
     }
+}
+
+/// Implements `savegame::Originator` for a struct, with a memento struct generated beside it.
+/// Use it through `savegame::Originator`, whose documentation lists the attributes and has
+/// tested examples.
+#[proc_macro_derive(Originator, attributes(savegame, serde))]
+pub fn derive_originator(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    originator::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Implements `savegame::SaveState` for a struct of originators, one id per field. Use it
+/// through `savegame::SaveState`, whose documentation lists the attributes and has tested
+/// examples.
+#[proc_macro_derive(SaveState, attributes(savegame))]
+pub fn derive_save_state(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    state::expand(&input)
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
 }
 
 const USAGE: &str =

@@ -10,6 +10,7 @@ mod locks;
 mod menu;
 mod report;
 mod store;
+mod tracking;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -22,6 +23,7 @@ use journal::Journals;
 pub use menu::{SlotInfo, SlotStatus};
 pub use report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 pub use store::{Store, StoreOptions};
+pub use tracking::{ChangesReport, StateLoaded, Written};
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
@@ -222,6 +224,7 @@ impl ManagerBuilder {
                 autosave_lock: Mutex::default(),
             }),
             worker: Worker::new(),
+            baselines: tracking::Baselines::default(),
         })
     }
 }
@@ -263,6 +266,8 @@ impl ManagerBuilder {
 pub struct SaveLoadManager {
     engine: Arc<Engine>,
     worker: Worker,
+    /// What each slot holds, for the dirty tracking of `save_state_incremental`.
+    baselines: tracking::Baselines,
 }
 
 impl SaveLoadManager {
@@ -523,6 +528,60 @@ impl SaveLoadManager {
     pub fn copy(&self, from: SlotId, to: SlotId) -> Result<SaveReport> {
         let loaded = self.load(from)?;
         self.save(to, &loaded.snapshot)
+    }
+
+    // Whole game states ([`SaveState`](crate::SaveState)): groups and registries. The work is
+    // in `tracking.rs`.
+
+    /// Captures `state` (a group or a registry) and saves it to `slot`, as [`save`](Self::save)
+    /// does, with the metadata its [`describe`](crate::SaveState::describe) gives. The manager
+    /// remembers what the slot now holds, so a
+    /// [`save_state_incremental`](Self::save_state_incremental) after it writes only what
+    /// changed.
+    ///
+    /// # Errors
+    /// As for [`SaveState::capture_state`](crate::SaveState::capture_state) and
+    /// [`save`](Self::save).
+    pub fn save_state<S: crate::SaveState + ?Sized>(
+        &self,
+        slot: SlotId,
+        state: &S,
+    ) -> Result<SaveReport> {
+        tracking::save_state(self, slot, state)
+    }
+
+    /// Loads `slot` (as [`load`](Self::load) does, with backups and migrations) and restores
+    /// `state` from it. The result says which file was loaded and, in its
+    /// [`RestoreReport`](crate::RestoreReport), how the state and the save matched: ids in the
+    /// save that the game has no originator for, and originators the save has no memento for.
+    ///
+    /// # Errors
+    /// As for [`load`](Self::load) and [`SaveState::restore_state`](crate::SaveState::restore_state)
+    /// ([`Error::StateMismatch`] when the state refuses a mismatch).
+    pub fn load_state<S: crate::SaveState + ?Sized>(
+        &self,
+        slot: SlotId,
+        state: &mut S,
+    ) -> Result<StateLoaded> {
+        tracking::load_state(self, slot, state)
+    }
+
+    /// Saves what changed in `state` since the manager last saved it to `slot` or loaded it
+    /// from there: captures the whole state, compares each memento's encoded bytes with the
+    /// slot's (by fingerprint), and appends only the new and changed ones, and the ids that are
+    /// gone as deletions, as one delta ([`save_incremental`](Self::save_incremental)). The game
+    /// marks nothing dirty. When the manager does not know what the slot holds (no state was
+    /// saved there or loaded from it yet, or something else wrote it since), it writes a full
+    /// save instead, and the report says so.
+    ///
+    /// # Errors
+    /// As for [`save_incremental`](Self::save_incremental) and [`save`](Self::save).
+    pub fn save_state_incremental<S: crate::SaveState + ?Sized>(
+        &self,
+        slot: SlotId,
+        state: &S,
+    ) -> Result<ChangesReport> {
+        tracking::save_state_incremental(self, slot, state)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use savegame::Originator;
+use savegame::{Originator, SaveState};
 use serde::{Deserialize, Serialize};
 
 /// The map's size in cells.
@@ -149,8 +149,10 @@ pub enum Action {
     Quaff,
 }
 
-/// The player.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The player. Its memento, [`PlayerMemento`] (schema v3), is a copy of its fields; v2 called
+/// the inventory `bag`, and had no `max_hp`.
+#[derive(Debug, Clone, PartialEq, Eq, Originator)]
+#[savegame(derive(Debug, Clone, PartialEq, Eq), validate = "Player::check")]
 pub struct Player {
     /// Where the player is.
     pub pos: Pos,
@@ -171,19 +173,25 @@ pub struct Layout {
     pub items: BTreeMap<Pos, Item>,
 }
 
-/// The level: its layout and who walks it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The level: its layout and who walks it. Its memento, [`LevelMemento`] (schema v3), holds
+/// the layout's memento's fields beside its own, the map as rows of text.
+#[derive(Debug, Clone, PartialEq, Eq, Originator)]
+#[savegame(derive(Debug, Clone, PartialEq, Eq))]
 pub struct Level {
     /// Which level, from 1.
     pub number: u32,
     /// The map and its items.
+    #[savegame(originator)]
+    #[serde(flatten)]
     pub layout: Layout,
     /// Who walks it.
     pub monsters: Vec<Monster>,
 }
 
-/// Time and chance: the turn counter, the random generator's state, the playtime.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Time and chance: the turn counter, the random generator's state, the playtime. Its
+/// memento is [`ClockMemento`] (schema v3).
+#[derive(Debug, Clone, PartialEq, Eq, Originator)]
+#[savegame(derive(Debug, Clone, PartialEq, Eq))]
 pub struct Clock {
     /// Turns played.
     pub turn: u64,
@@ -209,15 +217,23 @@ impl Clock {
 }
 
 /// The whole game: what a save holds, and the messages of the last turns (which it does not).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A save, a load, a keyframe and a replay's jump all go through it as one: it is a
+/// [`SaveState`] (the originators `player`, `level` and `clock`) and an [`Originator`] too,
+/// whose [`GameMemento`] a replay records when the player loads a save.
+#[derive(Debug, Clone, PartialEq, Eq, SaveState, Originator)]
+#[savegame(derive(Debug, Clone, PartialEq, Eq))]
 pub struct Game {
     /// The player.
+    #[savegame(originator)]
     pub player: Player,
     /// The level.
+    #[savegame(originator)]
     pub level: Level,
     /// Turn, chance and playtime.
+    #[savegame(originator)]
     pub clock: Clock,
-    /// What the last turns said (the last 4); not saved.
+    /// What the last turns said (the last 4); not saved, and cleared by a restore.
+    #[savegame(skip, reset)]
     pub messages: Vec<String>,
 }
 
@@ -430,22 +446,6 @@ impl Game {
         }
     }
 
-    /// Captures the game's originators into a snapshot: the player, the level, the clock.
-    pub fn capture(&self, snapshot: &mut savegame::Snapshot) -> savegame::Result<()> {
-        snapshot.capture("player", &self.player)?;
-        snapshot.capture("level", &self.level)?;
-        snapshot.capture("clock", &self.clock)
-    }
-
-    /// Restores the game's originators from a snapshot; messages start afresh.
-    pub fn restore(&mut self, snapshot: &savegame::Snapshot) -> savegame::Result<()> {
-        snapshot.restore("player", &mut self.player)?;
-        snapshot.restore("level", &mut self.level)?;
-        snapshot.restore("clock", &mut self.clock)?;
-        self.messages.clear();
-        Ok(())
-    }
-
     /// A digest of everything a turn can change: replays compare it frame by frame.
     pub fn state_hash(&self) -> u64 {
         let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -477,41 +477,12 @@ impl Game {
     }
 }
 
-/// The player's memento (schema v3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlayerMemento {
-    /// [`Player::pos`].
-    pub pos: Pos,
-    /// [`Player::hp`].
-    pub hp: u32,
-    /// [`Player::max_hp`] (new in v3).
-    pub max_hp: u32,
-    /// [`Player::inventory`] (v2 called it `bag`).
-    pub inventory: BTreeMap<String, u32>,
-}
-
-impl Originator for Player {
-    type Memento = PlayerMemento;
-
-    fn create_memento(&self) -> PlayerMemento {
-        PlayerMemento {
-            pos: self.pos,
-            hp: self.hp,
-            max_hp: self.max_hp,
-            inventory: self.inventory.clone(),
-        }
-    }
-
-    fn restore_memento(&mut self, m: PlayerMemento) -> savegame::Result<()> {
+impl Player {
+    /// A memento the game refuses: more hit points than the maximum.
+    fn check(m: &PlayerMemento) -> savegame::Result<()> {
         if m.hp > m.max_hp {
             return Err(savegame::Error::rejected("hit points above the maximum"));
         }
-        *self = Player {
-            pos: m.pos,
-            hp: m.hp,
-            max_hp: m.max_hp,
-            inventory: m.inventory,
-        };
         Ok(())
     }
 }
@@ -523,19 +494,6 @@ pub struct PlacedItem {
     pub pos: Pos,
     /// What it is.
     pub item: Item,
-}
-
-/// The level's memento (schema v3): the map as rows of text, readable in a JSON save.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LevelMemento {
-    /// [`Level::number`].
-    pub number: u32,
-    /// The map, a row of `#` and `.` per line.
-    pub rows: Vec<String>,
-    /// What lies on the floor.
-    pub items: Vec<PlacedItem>,
-    /// [`Level::monsters`].
-    pub monsters: Vec<Monster>,
 }
 
 /// The layout's memento: the editor's history records these.
@@ -588,66 +546,6 @@ impl Originator for Layout {
         *self = Layout {
             tiles,
             items: m.items.into_iter().map(|p| (p.pos, p.item)).collect(),
-        };
-        Ok(())
-    }
-}
-
-impl Originator for Level {
-    type Memento = LevelMemento;
-
-    fn create_memento(&self) -> LevelMemento {
-        let layout = self.layout.create_memento();
-        LevelMemento {
-            number: self.number,
-            rows: layout.rows,
-            items: layout.items,
-            monsters: self.monsters.clone(),
-        }
-    }
-
-    fn restore_memento(&mut self, m: LevelMemento) -> savegame::Result<()> {
-        let mut layout = self.layout.clone();
-        layout.restore_memento(LayoutMemento {
-            rows: m.rows,
-            items: m.items,
-        })?;
-        *self = Level {
-            number: m.number,
-            layout,
-            monsters: m.monsters,
-        };
-        Ok(())
-    }
-}
-
-/// The clock's memento (schema v3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ClockMemento {
-    /// [`Clock::turn`].
-    pub turn: u64,
-    /// [`Clock::rng`].
-    pub rng: u64,
-    /// [`Clock::playtime_ms`].
-    pub playtime_ms: u64,
-}
-
-impl Originator for Clock {
-    type Memento = ClockMemento;
-
-    fn create_memento(&self) -> ClockMemento {
-        ClockMemento {
-            turn: self.turn,
-            rng: self.rng,
-            playtime_ms: self.playtime_ms,
-        }
-    }
-
-    fn restore_memento(&mut self, m: ClockMemento) -> savegame::Result<()> {
-        *self = Clock {
-            turn: m.turn,
-            rng: m.rng,
-            playtime_ms: m.playtime_ms,
         };
         Ok(())
     }

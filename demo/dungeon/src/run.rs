@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 
 use savegame::replay::{Player, Recorder, Replayable};
-use savegame::{Originator, Snapshot};
+use savegame::{Originator, SaveState, Snapshot};
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Action, ClockMemento, Game, LayoutMemento, LevelMemento, PlayerMemento};
+use crate::model::{Action, Game, GameMemento, LayoutMemento};
 use crate::saves::Saves;
 
 /// Frames a replay plays per second at 1x: each is a turn, or a jump.
@@ -34,12 +34,9 @@ pub enum Input {
     Loaded {
         /// Where it came from, for the replay's message ("slot 2", "autosave 1").
         from: String,
-        /// The loaded player.
-        player: PlayerMemento,
-        /// The loaded level.
-        level: LevelMemento,
-        /// The loaded clock.
-        clock: ClockMemento,
+        /// The loaded game: its player, level and clock.
+        #[serde(flatten)]
+        game: GameMemento,
     },
     /// The editor changed the level: its layout became this.
     Edited(LayoutMemento),
@@ -50,9 +47,7 @@ impl Input {
     pub fn loaded(from: impl Into<String>, game: &Game) -> Input {
         Input::Loaded {
             from: from.into(),
-            player: game.player.create_memento(),
-            level: game.level.create_memento(),
-            clock: game.clock.create_memento(),
+            game: game.create_memento(),
         }
     }
 }
@@ -61,21 +56,14 @@ impl Replayable for Game {
     type Input = Input;
 
     fn restore_keyframe(&mut self, keyframe: &Snapshot) -> savegame::Result<()> {
-        self.restore(keyframe)
+        self.restore_state(keyframe).map(drop)
     }
 
     fn step(&mut self, _frame: u64, input: Input) -> savegame::Result<()> {
         match input {
             Input::Turn(action) => Game::step(self, action),
-            Input::Loaded {
-                from,
-                player,
-                level,
-                clock,
-            } => {
-                self.player.restore_memento(player)?;
-                self.level.restore_memento(level)?;
-                self.clock.restore_memento(clock)?;
+            Input::Loaded { from, game } => {
+                self.restore_memento(game)?;
                 self.messages = vec![format!("(Here the player loaded {from}.)")];
             }
             Input::Edited(layout) => {
@@ -134,7 +122,7 @@ impl Run {
     pub fn keyframe_if_due(&mut self, game: &Game) -> savegame::Result<()> {
         if self.recorder.keyframe_due() {
             let mut keyframe = self.recorder.snapshot();
-            game.capture(&mut keyframe)?;
+            game.capture_state(&mut keyframe)?;
             self.recorder.keyframe(&keyframe)?;
         }
         Ok(())

@@ -6,7 +6,9 @@ use std::fmt;
 use std::path::PathBuf;
 
 use savegame::migrate::{MigrationError, Migrations, Value};
-use savegame::{Key, SaveHandle, SaveLoadManager, SaveStatus, SlotId, SlotStatus, Snapshot};
+use savegame::{
+    Key, SaveHandle, SaveLoadManager, SaveState, SaveStatus, SlotId, SlotStatus, Snapshot,
+};
 
 use crate::model::Game;
 
@@ -261,7 +263,7 @@ impl Saves {
             ))
             .with_playtime(std::time::Duration::from_millis(game.clock.playtime_ms))
             .with_app_version(env!("CARGO_PKG_VERSION"));
-        game.capture(&mut s)?;
+        game.capture_state(&mut s)?;
         Ok(s)
     }
 
@@ -302,7 +304,10 @@ impl Saves {
             .load(slot)
             .map_err(|e| format!("Could not load {}: {e}", slot_name(slot)))?;
         let mut game = Game::new(0);
-        game.restore(&loaded.snapshot)
+        // Each of the game's originators is in the save (a missing one is an error); what
+        // else the save holds (the editor's history) is the editor's to restore.
+        game.restore_state(&loaded.snapshot)
+            .map(drop)
             .map_err(|e| format!("Slot {} holds a broken game: {e}", slot_label(slot)))?;
         let mut message = format!("Loaded {}.", slot_name(slot));
         if let Some(backup) = loaded.report.recovered_from_backup {

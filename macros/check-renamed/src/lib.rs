@@ -1,5 +1,6 @@
 //! A crate that renames its `savegame` dependency to `sg`, as a game may: `embed_migrations!`
-//! must expand to paths through `sg`. Not published; its tests are the check.
+//! and the derives must expand to paths through `sg`. Not published; its tests are the check.
+//! It has no dependency on serde of its own: the derived memento reaches serde through `sg`.
 
 #[cfg(test)]
 mod tests {
@@ -27,5 +28,61 @@ mod tests {
         assert_eq!(versions(&migrations), [2, 3]);
         let trailing_comma = sg::embed_migrations!("../../migrations",).unwrap();
         assert_eq!(versions(&trailing_comma), [2, 3]);
+    }
+
+    /// A derived originator and a derived group, under the renamed crate.
+    #[derive(sg::Originator, Default, Debug, PartialEq)]
+    struct Player {
+        health: u32,
+        #[savegame(skip)]
+        cursor: u8,
+    }
+
+    #[derive(sg::SaveState, Default, Debug, PartialEq)]
+    struct Game {
+        player: Player,
+        #[savegame(id = "hero")]
+        other: Player,
+    }
+
+    /// The same, with the path given, as through an engine crate's re-export.
+    #[derive(sg::Originator, Default, Debug, PartialEq)]
+    #[savegame(crate = "self::engine::savegame")]
+    struct Clock {
+        turn: u64,
+    }
+
+    #[derive(sg::SaveState, Default)]
+    #[savegame(crate = "self::engine::savegame")]
+    struct Timed {
+        clock: Clock,
+    }
+
+    #[test]
+    fn the_derives_find_a_renamed_dependency() {
+        use sg::{Originator, SaveState};
+        let game = Game {
+            player: Player {
+                health: 3,
+                cursor: 1,
+            },
+            other: Player::default(),
+        };
+        let mut snapshot = sg::Snapshot::new(sg::Codec::Json);
+        game.capture_state(&mut snapshot).unwrap();
+        assert_eq!(snapshot.ids().collect::<Vec<_>>(), ["hero", "player"]);
+        let mut back = Game::default();
+        assert!(back.restore_state(&snapshot).unwrap().is_exact());
+        assert_eq!(back.player.health, 3);
+        let _: PlayerMemento = back.player.create_memento();
+
+        let timed = Timed {
+            clock: Clock { turn: 9 },
+        };
+        timed.capture_state(&mut snapshot).unwrap();
+        let mut clock = Clock::default();
+        snapshot.restore("clock", &mut clock).unwrap();
+        assert_eq!(clock, Clock { turn: 9 });
+        let _: ClockMemento = clock.create_memento();
     }
 }

@@ -99,8 +99,10 @@ fn every_fixture_round_trips_through_dump_and_pack() {
             let original = std::fs::read(fixture(name)).unwrap();
             let packed = std::fs::read(&out).unwrap();
             assert_same_content(&original, &packed, key.as_ref(), name);
-            if key.is_none() {
-                // Same content and the dump's saved-at: the very same bytes.
+            let current = original[8..10] == savegame::format::FORMAT_VERSION.to_le_bytes();
+            if key.is_none() && current {
+                // Same content and the dump's saved-at: the very same bytes (a file of an
+                // older format version is packed at the current one).
                 assert!(original == packed, "{name}: the packed file differs");
             }
             // Dumping the packed file gives the same dump, but for the time stamp.

@@ -34,7 +34,13 @@ fn every_fixture_shows_its_header_and_sections_that_add_up_to_the_file() {
         );
         let text = stdout_of(&output);
         let size = std::fs::metadata(fixture(name)).unwrap().len();
-        let version = &name[1..2];
+        let format2 = name.starts_with("format2-");
+        let version = if format2 { "3" } else { &name[1..2] };
+        let label = if format2 {
+            format!("fixture format 2 {}", name.split('-').nth(1).unwrap())
+        } else {
+            format!("fixture v{version}")
+        };
         let encrypted = name.contains("-aes");
         let codec = if name.contains("json") {
             "json"
@@ -45,7 +51,8 @@ fn every_fixture_shows_its_header_and_sections_that_add_up_to_the_file() {
             format!("size            {size} bytes"),
             format!("schema version  {version}"),
             format!("codec           {codec}"),
-            format!("label           \"fixture v{version}\""),
+            format!("label           {label:?}"),
+            format!("format version  {}", if format2 { 2 } else { 1 }),
             "kind            save".to_owned(),
             "slot            1 (in a save folder: slot-001.sav)".to_owned(),
             "crc32           ok (0x".to_owned(),

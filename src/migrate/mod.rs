@@ -281,7 +281,8 @@ impl Migrations {
     ///
     /// Order on load: first every whole-document step from the save's schema version to the
     /// game's (which may rename, split and merge mementos), then, for each memento under the
-    /// id it has after them, its own steps from its recorded version to the end of its chain.
+    /// id it has after them (in ascending id order), its own steps from its recorded version
+    /// to the end of its chain.
     ///
     /// ```
     /// use savegame::migrate::Migrations;

@@ -15,7 +15,7 @@ use crate::failure::{Exit, Failure};
 /// decode, or stdout cannot be written.
 pub fn run(path: &Path, pretty: bool, key: Option<&Key>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
-    let (header, snapshot) = super::open_readable(path, bytes, key)?;
+    let (header, snapshot, note) = super::open_readable(path, bytes, key)?;
     let dumped = dump(&header, &snapshot).map_err(|e| match e {
         DumpFailure::Library(e) => Failure::file(path, &e),
         DumpFailure::Dump(e) => Failure::bad(path, e, "Dump"),
@@ -29,5 +29,8 @@ pub fn run(path: &Path, pretty: bool, key: Option<&Key>) -> Result<ExitCode, Fai
         text.map_err(|e| Failure::bad(path, format!("cannot write JSON: {e}"), "Dump"))?;
     text.push('\n');
     super::print(&text)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     Ok(Exit::Ok.into())
 }

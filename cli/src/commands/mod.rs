@@ -66,8 +66,9 @@ pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failur
 }
 
 /// Opens save bytes to show them to a person: as [`open`] does, except that an integrity-only
-/// file without a key is opened without checking its tag, with a note on stderr saying so
-/// (its body is readable; only the game's key can vouch for it).
+/// file without a key is opened without checking its tag (its body is readable; only the
+/// game's key can vouch for it). Then the third value is the note to print on stderr once the
+/// command has done its work (a failing command prints only its one-line error).
 ///
 /// # Errors
 /// The library's error about `path`, as a failure.
@@ -75,15 +76,17 @@ pub fn open_readable(
     path: &Path,
     bytes: Vec<u8>,
     key: Option<&Key>,
-) -> Result<(Header, Snapshot), Failure> {
+) -> Result<(Header, Snapshot, Option<String>), Failure> {
     let unchecked = key.is_none()
         && savegame::format::parse_header(&bytes, None).is_ok_and(|h| h.authenticated);
     if unchecked {
-        let opened = Snapshot::open_file_unverified(bytes).map_err(|e| Failure::file(path, &e))?;
-        eprintln!("{}", unchecked_note(path));
-        return Ok(opened);
+        let (header, snapshot) =
+            Snapshot::open_file_unverified(bytes).map_err(|e| Failure::file(path, &e))?;
+        return Ok((header, snapshot, Some(unchecked_note(path))));
     }
-    Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))
+    let (header, snapshot) =
+        Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))?;
+    Ok((header, snapshot, None))
 }
 
 /// The note for an integrity-only file read without its key.

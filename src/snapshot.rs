@@ -727,9 +727,9 @@ impl fmt::Debug for Snapshot {
     }
 }
 
-/// Two snapshots are equal when they have the same codec, metadata, deletions and memento
-/// bytes (captured mementos are encoded to compare them; one that cannot be encoded equals
-/// nothing).
+/// Two snapshots are equal when they have the same codec, metadata, deletions, memento
+/// versions and memento bytes (captured mementos are encoded to compare them; one that cannot
+/// be encoded equals nothing).
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Self) -> bool {
         self.codec == other.codec

@@ -13,8 +13,14 @@
 //! Besides criterion's times, the run prints the peak extra heap of one save and one load of
 //! each (counted by a global allocator), against the payload size.
 //!
+//! The `protection` groups compare the three ways to seal a file on the 100,000-entity world
+//! in JSON (the codec an integrity-only save is for): plain, integrity-only (HMAC-SHA256) and
+//! encrypted (AES-256-GCM), sealing and opening in memory (where only the sealing differs),
+//! and whole saves and loads through the manager (with the fsync'd write).
+//!
 //! ```text
 //! cargo bench --bench save_load
+//! cargo bench --bench save_load -- protection   # the protection groups alone
 //! ```
 
 #![allow(missing_docs)]
@@ -282,12 +288,82 @@ fn menu_100(c: &mut Criterion) {
     group.finish();
 }
 
+/// Plain, integrity-only and encrypted, on the same snapshot.
+fn protection(c: &mut Criterion) {
+    use savegame::Snapshot;
+    let world = World::generate(100_000, 1);
+    let key = key();
+    let mut snapshot = Snapshot::new(Codec::Json);
+    snapshot.capture("world", &world).unwrap();
+    snapshot.encoded("world").unwrap(); // encoded once, outside the timed loops
+    let slot = SlotId::Numbered(1);
+    let now = std::time::SystemTime::now();
+    let seal = |how: &str| match how {
+        "plain" => snapshot.seal_file_at(slot, 1, 1, now, None),
+        "authenticated" => snapshot.seal_file_authenticated(slot, 1, 1, now, &key),
+        _ => snapshot.seal_file_at(slot, 1, 1, now, Some(&key)),
+    };
+    let kinds = ["plain", "authenticated", "encrypted"];
+    eprintln!(
+        "protection/world-100k/json: file {} bytes",
+        seal("plain").unwrap().len()
+    );
+    let mut group = c.benchmark_group("protection/seal/world-100k/json");
+    for how in kinds {
+        group.bench_function(how, |b| b.iter(|| seal(black_box(how)).unwrap()));
+    }
+    group.finish();
+    let mut group = c.benchmark_group("protection/open/world-100k/json");
+    for how in kinds {
+        let bytes = seal(how).unwrap();
+        let with = (how != "plain").then_some(&key);
+        group.bench_function(how, |b| {
+            b.iter(|| Snapshot::open_file(black_box(bytes.clone()), with).unwrap())
+        });
+    }
+    group.finish();
+
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let managers = kinds.map(|how| {
+        let b = SaveLoadManager::builder()
+            .directory(dir.path().join(how))
+            .codec(Codec::Json);
+        let m = match how {
+            "plain" => b,
+            "authenticated" => b.integrity_only(savegame_testkit::key()),
+            _ => b.key(savegame_testkit::key()),
+        }
+        .build()
+        .unwrap();
+        framework_save(&m, "world", &world);
+        (how, m)
+    });
+    let mut group = c.benchmark_group("protection/save/world-100k/json");
+    for (how, m) in &managers {
+        group.bench_function(*how, |b| {
+            b.iter(|| framework_save(m, "world", black_box(&world)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("protection/load/world-100k/json");
+    for (how, m) in &managers {
+        group.bench_function(*how, |b| {
+            b.iter(|| {
+                let mut o = World::default();
+                framework_load(m, "world", &mut o);
+                o
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k, menu_100
+    targets = world_100k, profile_10k, menu_100, protection
 }
 criterion_main!(benches);

@@ -2,6 +2,14 @@
 //! of the migrations story (see `shared/versions.rs`), and beside them the v3 state each must
 //! load as, converted by hand.
 //!
+//! The `v<n>-*` files were written at format version 1 and are kept as they are; this program
+//! now writes format version 2, and adds the `format2-*` files: the schema-v3 state plain,
+//! encrypted and integrity-only (`hmac`), and `format2-mementos-*`, whose mementos carry
+//! versions of their own (`player` at memento version 1, `world` at 3) for the per-memento
+//! story: a game whose `player` is at memento version 2, with one step 1 → 2 that renames
+//! `stamina` to `energy` and adds `title: "wanderer"`. Its expected state, converted by hand,
+//! is `format2-mementos.expected.json`.
+//!
 //! Fixtures are committed once and never regenerated: this program only writes files that do
 //! not exist yet. A new schema version adds its fixtures by running it again.
 //!
@@ -18,6 +26,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use savegame::{Codec, Key, SaveLoadManager, SlotId, Snapshot};
+use serde_json::json;
 use versions::{expected_v2, expected_v3, v1_state};
 
 /// The key the encrypted fixtures are sealed with (also written to `test-key.hex`).
@@ -96,6 +105,92 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             expected.as_bytes(),
         )?;
     }
+    format2(out)?;
+    Ok(())
+}
+
+/// How a fixture is sealed.
+#[derive(Clone, Copy)]
+enum Seal {
+    Plain,
+    Aes,
+    Hmac,
+}
+
+impl Seal {
+    fn name(self) -> &'static str {
+        match self {
+            Seal::Plain => "plain",
+            Seal::Aes => "aes",
+            Seal::Hmac => "hmac",
+        }
+    }
+}
+
+/// The format-2 fixtures (see the module docs).
+fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    // The state of the v3 fixtures, so `v3.expected.json` is theirs too.
+    let (p1, w1) = v1_state(13, ENTITIES);
+    let mut p2 = expected_v2(&p1);
+    p2.stamina = 55;
+    let state = expected_v3(&p2, &w1);
+    let files = [
+        ("v3", Codec::Json, Seal::Plain),
+        ("v3", Codec::Json, Seal::Aes),
+        ("v3", Codec::Json, Seal::Hmac),
+        ("v3", Codec::MessagePack, Seal::Plain),
+        ("v3", Codec::MessagePack, Seal::Aes),
+        ("v3", Codec::MessagePack, Seal::Hmac),
+        ("mementos", Codec::Json, Seal::Hmac),
+        ("mementos", Codec::MessagePack, Seal::Plain),
+    ];
+    for (story, codec, seal) in files {
+        let tmp = tempfile::tempdir()?;
+        let builder = SaveLoadManager::builder()
+            .directory(tmp.path())
+            .codec(codec)
+            .schema_version(3);
+        let manager = match seal {
+            Seal::Plain => builder,
+            Seal::Aes => builder.key(Key::from_bytes(KEY)),
+            Seal::Hmac => builder.integrity_only(Key::from_bytes(KEY)),
+        }
+        .build()?;
+        let mut snapshot: Snapshot = manager
+            .snapshot()
+            .with_label(format!("fixture format 2 {story}"))
+            .with_app_version("2.0.0")
+            .with_playtime(Duration::from_secs(2400));
+        snapshot.capture_memento("player", &state.player)?;
+        snapshot.capture_memento("inventory", &state.inventory)?;
+        snapshot.capture_memento("world", &state.world)?;
+        if story == "mementos" {
+            snapshot.set_version("player", 1)?;
+            snapshot.set_version("world", 3)?;
+        }
+        let report = manager.save(SlotId::Numbered(1), &snapshot)?;
+        let name = format!("format2-{story}-{codec}-{}.sav", seal.name());
+        write_new(&out.join(name), &std::fs::read(report.path)?)?;
+    }
+    // The per-memento story's expected state, by hand: player 1 -> 2 renames `stamina` to
+    // `energy` and adds a title; world (at 3) and inventory (at 1) are as saved.
+    let p = &state.player;
+    let expected = json!({
+        "player": {
+            "health": p.health,
+            "position": p.position,
+            "energy": p.stamina,
+            "title": "wanderer",
+        },
+        "inventory": state.inventory,
+        "world": state.world,
+        "memento_versions": {"player": 2, "inventory": 1, "world": 3},
+    });
+    let expected = serde_json::to_string_pretty(&expected)? + "\n";
+    write_new(
+        &out.join("format2-mementos.expected.json"),
+        expected.as_bytes(),
+    )?;
     Ok(())
 }
 

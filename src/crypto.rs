@@ -14,6 +14,15 @@
 //! given to. Such a build never writes in the clear what it was told to seal. Making a key from
 //! bytes or hex works in every build.
 //!
+//! # Integrity-only files
+//!
+//! With the `integrity` feature, a key can also *authenticate* a file it does not encrypt
+//! ([`ManagerBuilder::integrity_only`](crate::ManagerBuilder::integrity_only)): the body stays
+//! readable JSON or MessagePack, and an HMAC-SHA256 tag over the whole file before it makes any
+//! edit detectable. The MAC key is not the AES key itself but one derived from it
+//! (HMAC-SHA256 of the key over a fixed label), so one key never serves two algorithms. HMAC
+//! needs no nonce, so there is no nonce to repeat, and the same bytes always get the same tag.
+//!
 //! # What encryption protects, and what it does not
 //!
 //! A key compiled into the game stops players from editing saves in a text or hex editor, and it
@@ -36,6 +45,12 @@ pub const KEY_LEN: usize = 32;
 pub const NONCE_LEN: usize = 12;
 /// Length of an authentication tag in bytes.
 pub const TAG_LEN: usize = 16;
+/// Length of an HMAC-SHA256 tag in bytes (integrity-only files).
+pub const MAC_LEN: usize = 32;
+
+/// The label the MAC key is derived under: HMAC-SHA256(key, label).
+#[cfg(feature = "integrity")]
+pub(crate) const MAC_KEY_LABEL: &[u8] = b"savegame format 2: integrity-only MAC key";
 
 /// A 256-bit AES-GCM key. Zeroized on drop; `Debug` prints no key bytes.
 #[derive(Clone)]
@@ -175,6 +190,69 @@ impl Key {
     }
 }
 
+#[cfg(feature = "integrity")]
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+#[cfg(feature = "integrity")]
+impl Key {
+    /// HMAC-SHA256 under a 32-byte key. HMAC pads a key shorter than SHA-256's 64-byte block
+    /// with zeros, so the key and zeros fill the block exactly, and the keying cannot fail.
+    fn hmac(key: &[u8; KEY_LEN]) -> HmacSha256 {
+        use hmac::KeyInit;
+        let mut block = Zeroizing::new([0u8; 64]);
+        block[..KEY_LEN].copy_from_slice(key);
+        let block: &[u8; 64] = &block;
+        HmacSha256::new(block.into())
+    }
+
+    /// The MAC of integrity-only files, keyed with a key derived from this one.
+    fn mac(&self) -> HmacSha256 {
+        use hmac::Mac;
+        let mut derive = Self::hmac(&self.bytes);
+        derive.update(MAC_KEY_LABEL);
+        let mut mac_key = Zeroizing::new([0u8; KEY_LEN]);
+        mac_key.copy_from_slice(derive.finalize().into_bytes().as_slice());
+        Self::hmac(&mac_key)
+    }
+
+    /// The HMAC-SHA256 tag of `data`.
+    pub(crate) fn authenticate(&self, data: &[u8]) -> Result<[u8; MAC_LEN]> {
+        use hmac::Mac;
+        let mut mac = self.mac();
+        mac.update(data);
+        let mut out = [0u8; MAC_LEN];
+        out.copy_from_slice(mac.finalize().into_bytes().as_slice());
+        Ok(out)
+    }
+
+    /// Checks `tag` against `data` in constant time: [`Error::Tampered`] when it does not match
+    /// (a wrong key or an edit, deliberately not told apart).
+    pub(crate) fn verify(&self, data: &[u8], tag: &[u8; MAC_LEN]) -> Result<()> {
+        use hmac::Mac;
+        let mut mac = self.mac();
+        mac.update(data);
+        mac.verify_slice(tag).map_err(|_| Error::Tampered)
+    }
+}
+
+/// Without the `integrity` feature, authenticating and checking integrity-only files fail.
+#[cfg(not(feature = "integrity"))]
+impl Key {
+    /// Always [`Error::FeatureDisabled`]: this build has no HMAC.
+    pub(crate) fn authenticate(&self, _data: &[u8]) -> Result<[u8; MAC_LEN]> {
+        Err(Error::FeatureDisabled {
+            feature: "integrity",
+        })
+    }
+
+    /// Always [`Error::FeatureDisabled`]: this build has no HMAC.
+    pub(crate) fn verify(&self, _data: &[u8], _tag: &[u8; MAC_LEN]) -> Result<()> {
+        Err(Error::FeatureDisabled {
+            feature: "integrity",
+        })
+    }
+}
+
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Key(<redacted>)")
@@ -272,6 +350,29 @@ mod tests {
             other.open(&nonce, b"header", &mut wrong_key, &tag),
             Err(Error::Decrypt)
         ));
+    }
+
+    #[cfg(feature = "integrity")]
+    #[test]
+    fn macs_detect_changes_and_other_keys() {
+        let key = Key::from_bytes([5; KEY_LEN]);
+        let tag = key.authenticate(b"the player's progress").unwrap();
+        assert_eq!(tag, key.authenticate(b"the player's progress").unwrap());
+        key.verify(b"the player's progress", &tag).unwrap();
+        assert!(matches!(
+            key.verify(b"the player's progresS", &tag),
+            Err(Error::Tampered)
+        ));
+        let other = Key::from_bytes([6; KEY_LEN]);
+        assert!(matches!(
+            other.verify(b"the player's progress", &tag),
+            Err(Error::Tampered)
+        ));
+        // The MAC key is derived: the tag is not plain HMAC-SHA256 under the AES key.
+        use hmac::Mac;
+        let mut plain = Key::hmac(&[5; KEY_LEN]);
+        plain.update(b"the player's progress");
+        assert_ne!(plain.finalize().into_bytes().as_slice(), tag.as_slice());
     }
 
     /// A build without the cipher takes keys like any other, and refuses, with a typed error,

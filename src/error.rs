@@ -28,13 +28,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   [`Error::UnknownCodec`], [`Error::UnknownFlags`], [`Error::SlotMismatch`]. A newer file is
 ///   never overwritten.
 /// - **Keys:** [`Error::KeyRequired`], [`Error::Decrypt`] (a wrong key or a tampered file; it
-///   deliberately says nothing more).
+///   deliberately says nothing more), [`Error::Tampered`] (the same for an integrity-only file),
+///   [`Error::NotEncrypted`].
 /// - **Content:** [`Error::MissingMemento`], [`Error::Encode`], [`Error::Decode`],
 ///   [`Error::InvalidId`].
 /// - **Groups and registries** ([`SaveState`](crate::SaveState)): [`Error::StateMismatch`],
 ///   [`Error::DuplicateId`].
 /// - **Migrations:** [`Error::Migration`], [`Error::NoMigrationPath`],
-///   [`Error::MigrationChain`], [`Error::StepFile`].
+///   [`Error::MigrationChain`], [`Error::StepFile`]; per memento [`Error::MementoMigration`],
+///   [`Error::NoMementoMigrationPath`], [`Error::NewerMemento`].
 /// - **Replays:** [`Error::NewerInputFormat`], [`Error::NoInputMigrationPath`] (refused before
 ///   playback starts, with [`Error::NewerSchema`] and [`Error::NoMigrationPath`] for keyframes);
 ///   [`Error::FrameOutOfRange`], [`Error::NoKeyframe`], [`Error::Desync`],
@@ -151,16 +153,27 @@ pub enum Error {
     #[error("the save is encrypted and no key was given")]
     KeyRequired,
 
-    /// The manager has a key but the save is not encrypted: refused, so that a player cannot
-    /// replace an encrypted save with a forged plain one. See
+    /// The manager has a key but the save is neither encrypted nor authenticated (an
+    /// integrity-only file): refused, so that a player cannot replace a sealed save with a
+    /// forged plain one. See
     /// [`ManagerBuilder::allow_unencrypted`](crate::ManagerBuilder::allow_unencrypted).
-    #[error("the save is not encrypted, and this game only loads encrypted saves")]
+    #[error(
+        "the save is not sealed with a key (neither encrypted nor authenticated), and this game only loads sealed saves"
+    )]
     NotEncrypted,
 
     /// The save could not be decrypted: the key is wrong or the file was tampered with.
     /// Deliberately says nothing more.
     #[error("could not decrypt")]
     Decrypt,
+
+    /// An integrity-only save's HMAC-SHA256 tag does not match its bytes: the file was edited
+    /// (and its CRC fixed, since damage is reported as [`Error::ChecksumMismatch`] first), or
+    /// the key is wrong. Deliberately says nothing more.
+    #[error(
+        "the save was tampered with (or the key is wrong): its authentication tag does not match"
+    )]
+    Tampered,
 
     /// The file needs a feature that this build of the library leaves out.
     #[error("this build of savegame lacks the `{feature}` feature needed for this file")]
@@ -247,6 +260,46 @@ pub enum Error {
         /// Where in the document it failed, and why.
         #[source]
         source: MigrationError,
+    },
+
+    /// A per-memento migration step ([`Migrations::memento_step`](crate::Migrations::memento_step))
+    /// failed. Loading stops; nothing on disk changes.
+    #[error("migration of memento {id:?} from version {from} to {to} failed {source}")]
+    MementoMigration {
+        /// The memento's id.
+        id: String,
+        /// The memento version the step starts from.
+        from: u32,
+        /// The memento version the step produces.
+        to: u32,
+        /// Where in the memento it failed, and why.
+        #[source]
+        source: MigrationError,
+    },
+
+    /// A memento is at an older version than its originator reads, and no chain of
+    /// per-memento steps leads from it to the originator's.
+    #[error("no migration path for memento {id:?} from version {from} to {to}")]
+    NoMementoMigrationPath {
+        /// The memento's id.
+        id: String,
+        /// The memento's version in the save.
+        from: u32,
+        /// The version its originator reads.
+        to: u32,
+    },
+
+    /// A memento was written at a newer version than this game reads (by a newer game, mod or
+    /// DLC): refused, on load when it is past the end of its steps, and on restore when it is
+    /// past its originator's [`memento_version`](crate::Originator::memento_version).
+    #[error("memento {id:?} is at version {found}, newer than this game's version {supported}")]
+    NewerMemento {
+        /// The memento's id.
+        id: String,
+        /// The memento's version in the save.
+        found: u32,
+        /// The newest version this game reads.
+        supported: u32,
     },
 
     /// The save is older than the game, and no chain of steps leads from its version to the

@@ -17,6 +17,8 @@
 //! | autosave and quicksave | [`SaveLoadManager::autosave_in_background`], [`SlotId::Quicksave`] |
 //! | keep settings and profiles by key, outside the slots | [`SaveLoadManager::store`] → [`Store`] |
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
+//! | keep saves readable but refuse edited ones | [`ManagerBuilder::integrity_only`] with a [`Key`] (feature `integrity`) |
+//! | change one originator's memento without bumping the whole save | [`Originator::memento_version`] and [`Migrations::memento_step`] |
 //! | pick JSON or MessagePack | [`Codec`] |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
@@ -70,11 +72,13 @@
 //! | `json` | yes | [`Codec::Json`] (serde_json) |
 //! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
 //! | `encryption` | yes | AES-256-GCM sealing with a [`Key`], and [`Key::generate`] (aes-gcm, getrandom) |
+//! | `integrity` | yes | integrity-only saves: readable bodies with an HMAC-SHA256 tag under a [`Key`] (hmac, sha2) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //!
 //! Features are additive: [`Key`] and every method that takes one exist in every build, so code
 //! that compiles with a feature compiles without it. A build without `encryption` refuses at
-//! run time what needs the cipher, with [`Error::FeatureDisabled`] (see [`crypto`]).
+//! run time what needs the cipher, with [`Error::FeatureDisabled`] (see [`crypto`]); one
+//! without `integrity`, what needs the HMAC.
 //!
 //! # Design
 //!
@@ -82,8 +86,12 @@
 //!   encodes it on capture and stores bytes. Restoring one originator decodes only its memento.
 //!   A loaded snapshot's mementos are ranges of the file's buffer: nothing is copied.
 //! - **One file per save.** A header (readable without the key), metadata for the load menu,
-//!   the encrypted body, a CRC32. The byte layout is in `docs/format.md` and at the top of the
-//!   `format` module.
+//!   the body (encrypted, authenticated or plain), a CRC32. The byte layout (format version 2;
+//!   version 1 files load forever) is in `docs/format.md` and at the top of the `format`
+//!   module.
+//! - **Two kinds of version.** A save's schema version covers its whole document; each memento
+//!   also has a version of its own ([`Originator::memento_version`]). A load runs the
+//!   whole-document steps first, then each memento's own ([`Migrations::memento_step`]).
 //! - **Crash-safe writes.** A save is written to a temporary file, fsynced, the previous save is
 //!   hard-linked as a backup, the temporary file is renamed over the slot file, and the folder
 //!   is fsynced. A crash at any point leaves the old save or the new one. `save()` returning
@@ -123,6 +131,11 @@
 //!   for every save. The header and metadata are associated data, so editing them, or moving a
 //!   file to another slot, makes it fail to open. A wrong key is [`Error::Decrypt`], which
 //!   deliberately says nothing more. A [`Key`] is zeroized on drop and never printed.
+//! - **Integrity without secrecy:** [`ManagerBuilder::integrity_only`] writes readable bodies
+//!   with an HMAC-SHA256 tag of the whole file (under a key derived from the [`Key`]); an edit,
+//!   even with its CRC recomputed, or a wrong key, is [`Error::Tampered`]. A manager without
+//!   the key refuses such a file ([`Error::KeyRequired`]); tools read it unchecked with
+//!   [`Snapshot::open_file_unverified`].
 //! - **A key embedded in a game is obfuscation, not secrecy.** It stops casual edits and makes
 //!   tampering detectable; it does not stop a player who extracts the key from the binary.
 //! - **Hostile files:** a file over the size cap is refused before it is read; every length in

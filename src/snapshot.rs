@@ -21,7 +21,10 @@ use serde::de::DeserializeOwned;
 
 use crate::codec::{Codec, CodecError};
 use crate::error::{Error, Result};
-use crate::format::{self, FileKind, Header, Key, MAX_ID_LEN, Metadata, Opened, SealParams};
+use crate::format::{
+    self, DEFAULT_MEMENTO_VERSION, FileKind, Header, Key, MAX_ID_LEN, Metadata, Opened, Protect,
+    SealParams,
+};
 use crate::originator::Originator;
 use crate::slot::SlotId;
 
@@ -101,7 +104,27 @@ impl Entry {
     }
 }
 
+/// How a file is sealed: in the clear, authenticated (integrity-only) or encrypted, with the
+/// key for the last two.
+#[derive(Clone, Copy)]
+pub(crate) enum Sealing<'a> {
+    Plain,
+    Authenticated(&'a Key),
+    Encrypted(&'a Key),
+}
+
+impl<'a> Sealing<'a> {
+    /// Encrypted with `key`, or plain without one: what the key-taking methods mean.
+    pub(crate) fn encrypted_or_plain(key: Option<&'a Key>) -> Self {
+        key.map_or(Sealing::Plain, Sealing::Encrypted)
+    }
+}
+
 /// A set of mementos keyed by originator id, plus [`Metadata`]: what a save file holds.
+///
+/// Each memento carries a version of its own beside the save's schema version (see
+/// [`Originator::memento_version`]): [`capture`](Self::capture) records the originator's,
+/// [`restore`](Self::restore) checks it, [`version`](Self::version) reads it.
 ///
 /// ```
 /// use savegame::{Codec, Originator, Snapshot};
@@ -135,6 +158,9 @@ pub struct Snapshot {
     codec: Codec,
     metadata: Metadata,
     mementos: BTreeMap<String, Entry>,
+    /// The memento versions other than [`DEFAULT_MEMENTO_VERSION`], by id (only of ids in
+    /// `mementos`).
+    versions: BTreeMap<String, u32>,
     /// Ids an incremental save deletes from its slot.
     deleted: BTreeSet<String>,
 }
@@ -147,6 +173,7 @@ impl Snapshot {
             codec,
             metadata: Metadata::default(),
             mementos: BTreeMap::new(),
+            versions: BTreeMap::new(),
             deleted: BTreeSet::new(),
         }
     }
@@ -171,17 +198,37 @@ impl Snapshot {
     /// unchanged. A memento the codec cannot encode (JSON, for example, cannot write a map whose
     /// keys are structs) is reported as [`Error::Encode`] by the save, or by whatever needs its
     /// bytes first.
+    ///
+    /// The memento is recorded at the originator's
+    /// [`memento_version`](Originator::memento_version).
     pub fn capture<O: Originator + ?Sized>(&mut self, id: &str, originator: &O) -> Result<()> {
+        self.capture_versioned(id, originator, originator.memento_version())
+    }
+
+    /// [`capture`](Self::capture), recording the memento at `version` instead of the
+    /// originator's [`memento_version`](Originator::memento_version) (for an originator whose
+    /// memento's version is known only at run time, such as a mod's).
+    ///
+    /// # Errors
+    /// As for [`capture`](Self::capture).
+    pub fn capture_versioned<O: Originator + ?Sized>(
+        &mut self,
+        id: &str,
+        originator: &O,
+        version: u32,
+    ) -> Result<()> {
         check_id(id)?;
         let pending = Pending {
             memento: Mutex::new(Some(Box::new(originator.create_memento()))),
             encoded: OnceLock::new(),
         };
-        self.put(id, Entry::Pending(Arc::new(pending)));
+        self.put(id, Entry::Pending(Arc::new(pending)), version);
         Ok(())
     }
 
-    /// Encodes `memento` now and stores it under `id` (a borrowed memento cannot wait).
+    /// Encodes `memento` now and stores it under `id` (a borrowed memento cannot wait), at
+    /// memento version [`DEFAULT_MEMENTO_VERSION`] (change it with
+    /// [`set_version`](Self::set_version)).
     ///
     /// # Errors
     /// [`Error::InvalidId`], as for [`capture`](Self::capture); [`Error::Encode`] if the codec
@@ -189,13 +236,52 @@ impl Snapshot {
     pub fn capture_memento<M: Serialize + ?Sized>(&mut self, id: &str, memento: &M) -> Result<()> {
         check_id(id)?;
         let bytes = self.codec.encode(memento).map_err(|e| e.encoding(id))?;
-        self.put(id, Entry::Encoded(Blob::owned(bytes)));
+        self.put(
+            id,
+            Entry::Encoded(Blob::owned(bytes)),
+            DEFAULT_MEMENTO_VERSION,
+        );
         Ok(())
     }
 
-    fn put(&mut self, id: &str, entry: Entry) {
+    fn put(&mut self, id: &str, entry: Entry, version: u32) {
         self.deleted.remove(id);
         self.mementos.insert(id.to_owned(), entry);
+        self.put_version(id, version);
+    }
+
+    fn put_version(&mut self, id: &str, version: u32) {
+        if version == DEFAULT_MEMENTO_VERSION {
+            self.versions.remove(id);
+        } else {
+            self.versions.insert(id.to_owned(), version);
+        }
+    }
+
+    /// The version of the memento under `id` ([`DEFAULT_MEMENTO_VERSION`] for one captured
+    /// without a version, and for every memento of a format-1 file), or `None` if there is
+    /// none.
+    #[must_use]
+    pub fn version(&self, id: &str) -> Option<u32> {
+        self.mementos.contains_key(id).then(|| {
+            self.versions
+                .get(id)
+                .copied()
+                .unwrap_or(DEFAULT_MEMENTO_VERSION)
+        })
+    }
+
+    /// Sets the version of the memento under `id` (for tools and migrations that write a
+    /// memento's bytes themselves).
+    ///
+    /// # Errors
+    /// [`Error::MissingMemento`] if there is none.
+    pub fn set_version(&mut self, id: &str, version: u32) -> Result<()> {
+        if !self.mementos.contains_key(id) {
+            return Err(Error::MissingMemento { id: id.to_owned() });
+        }
+        self.put_version(id, version);
+        Ok(())
     }
 
     /// Records that the memento `id` no longer exists (its entity was destroyed, say), for an
@@ -208,6 +294,7 @@ impl Snapshot {
     pub fn mark_deleted(&mut self, id: &str) -> Result<()> {
         check_id(id)?;
         self.mementos.remove(id);
+        self.versions.remove(id);
         self.deleted.insert(id.to_owned());
         Ok(())
     }
@@ -218,13 +305,34 @@ impl Snapshot {
     }
 
     /// Decodes the memento stored under `id` and hands it to `originator`. No other memento is
-    /// decoded.
+    /// decoded. The memento must be at the originator's
+    /// [`memento_version`](Originator::memento_version): a load migrates older ones with the
+    /// game's [per-memento steps](crate::Migrations::memento_step) first.
     ///
     /// # Errors
-    /// [`Error::MissingMemento`] if there is none; [`Error::Decode`] if its bytes do not decode
-    /// as `O::Memento`; whatever the originator's `restore_memento` returns. The originator is
-    /// only called with a fully decoded memento.
+    /// [`Error::MissingMemento`] if there is none; [`Error::NoMementoMigrationPath`] if it is at
+    /// an older version than the originator's, [`Error::NewerMemento`] if at a newer one;
+    /// [`Error::Decode`] if its bytes do not decode as `O::Memento`; whatever the originator's
+    /// `restore_memento` returns. The originator is only called with a fully decoded memento.
     pub fn restore<O: Originator + ?Sized>(&self, id: &str, originator: &mut O) -> Result<()> {
+        let expected = originator.memento_version();
+        let found = self
+            .version(id)
+            .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?;
+        if found < expected {
+            return Err(Error::NoMementoMigrationPath {
+                id: id.to_owned(),
+                from: found,
+                to: expected,
+            });
+        }
+        if found > expected {
+            return Err(Error::NewerMemento {
+                id: id.to_owned(),
+                found,
+                supported: expected,
+            });
+        }
         let memento = self.memento::<O::Memento>(id)?;
         originator.restore_memento(memento)
     }
@@ -257,14 +365,19 @@ impl Snapshot {
         self.encoded(id).ok()
     }
 
-    /// Stores already-encoded memento bytes under `id`. The bytes must be one complete value
-    /// in the snapshot's codec; they are checked when decoded, not here.
+    /// Stores already-encoded memento bytes under `id`, at [`DEFAULT_MEMENTO_VERSION`]
+    /// (change it with [`set_version`](Self::set_version)). The bytes must be one complete
+    /// value in the snapshot's codec; they are checked when decoded, not here.
     ///
     /// # Errors
     /// [`Error::InvalidId`], as for [`capture`](Self::capture).
     pub fn insert_raw(&mut self, id: &str, bytes: Vec<u8>) -> Result<()> {
         check_id(id)?;
-        self.put(id, Entry::Encoded(Blob::owned(bytes)));
+        self.put(
+            id,
+            Entry::Encoded(Blob::owned(bytes)),
+            DEFAULT_MEMENTO_VERSION,
+        );
         Ok(())
     }
 
@@ -281,6 +394,7 @@ impl Snapshot {
 
     /// Removes the memento under `id`; returns whether there was one.
     pub fn remove(&mut self, id: &str) -> bool {
+        self.versions.remove(id);
         self.mementos.remove(id).is_some()
     }
 
@@ -362,8 +476,26 @@ impl Snapshot {
     /// As for [`SaveLoadManager::load`](crate::SaveLoadManager::load) on one file:
     /// [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`],
     /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`], ...
+    ///
+    /// An integrity-only file ([`Header::authenticated`]) needs the key too: its tag is
+    /// checked ([`Error::Tampered`]). Without a key it is [`Error::KeyRequired`]; a tool that
+    /// shows such a file to a person without the key uses
+    /// [`open_file_unverified`](Self::open_file_unverified).
     pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
         let opened = format::open(bytes, FileKind::Save, key)?;
+        let header = opened.header.clone();
+        Ok((header, Snapshot::from_opened(opened)))
+    }
+
+    /// [`open_file`](Self::open_file) without a key: opens a plain file, and an integrity-only
+    /// file **without checking its tag** (its CRC and structure are checked). For tools that
+    /// show a readable save to a person who has no key; never for loading game state, whose
+    /// authenticity it does not establish.
+    ///
+    /// # Errors
+    /// As for [`open_file`](Self::open_file); [`Error::KeyRequired`] for an encrypted file.
+    pub fn open_file_unverified(bytes: Vec<u8>) -> Result<(Header, Snapshot)> {
+        let opened = format::open_unverified(bytes, FileKind::Save)?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
@@ -402,6 +534,49 @@ impl Snapshot {
         saved_at: std::time::SystemTime,
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
+        self.seal_file_with(
+            slot,
+            schema_version,
+            generation,
+            saved_at,
+            Sealing::encrypted_or_plain(key),
+        )
+    }
+
+    /// [`seal_file_at`](Self::seal_file_at) for an integrity-only file: the body stays
+    /// readable, and an HMAC-SHA256 tag under `key` makes any edit detectable
+    /// ([`Error::Tampered`] on open). What a manager built with
+    /// [`integrity_only`](crate::ManagerBuilder::integrity_only) writes.
+    ///
+    /// # Errors
+    /// As for [`seal_file`](Self::seal_file); [`Error::FeatureDisabled`] in a build without
+    /// the `integrity` feature.
+    pub fn seal_file_authenticated(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        saved_at: std::time::SystemTime,
+        key: &Key,
+    ) -> Result<Vec<u8>> {
+        self.seal_file_with(
+            slot,
+            schema_version,
+            generation,
+            saved_at,
+            Sealing::Authenticated(key),
+        )
+    }
+
+    /// A whole save file, sealed as `sealing` says.
+    pub(crate) fn seal_file_with(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        saved_at: std::time::SystemTime,
+        sealing: Sealing<'_>,
+    ) -> Result<Vec<u8>> {
         self.seal(
             FileKind::Save,
             slot,
@@ -409,7 +584,7 @@ impl Snapshot {
             generation,
             None,
             saved_at,
-            key,
+            sealing,
         )
     }
 
@@ -421,7 +596,7 @@ impl Snapshot {
         schema_version: u32,
         base_generation: u64,
         sequence: u64,
-        key: Option<&Key>,
+        sealing: Sealing<'_>,
     ) -> Result<Vec<u8>> {
         let kind = FileKind::Delta;
         self.seal(
@@ -431,7 +606,7 @@ impl Snapshot {
             base_generation,
             Some(sequence),
             std::time::SystemTime::now(),
-            key,
+            sealing,
         )
     }
 
@@ -444,13 +619,15 @@ impl Snapshot {
         generation: u64,
         sequence: Option<u64>,
         saved_at: std::time::SystemTime,
-        key: Option<&Key>,
+        sealing: Sealing<'_>,
     ) -> Result<Vec<u8>> {
-        let key = match key {
-            Some(key) => Some((key, format::random_nonce()?)),
-            None => None,
+        let protect = match sealing {
+            Sealing::Plain => Protect::Plain,
+            Sealing::Authenticated(key) => Protect::Authenticated(key),
+            Sealing::Encrypted(key) => Protect::Encrypted(key, format::random_nonce()?),
         };
         let params = SealParams {
+            format_version: format::FORMAT_VERSION,
             codec: self.codec,
             kind,
             slot,
@@ -458,18 +635,25 @@ impl Snapshot {
             generation,
             saved_at,
             metadata: &self.metadata,
-            key,
+            protect,
             delta: sequence.map(|n| (n, self.deleted_ids().collect())),
         };
         format::seal(&params, &self.entries()?)
     }
 
-    /// `(id, encoded memento)` pairs in ascending id order, for writing a file; captured
-    /// mementos are encoded now.
-    pub(crate) fn entries(&self) -> Result<Vec<(&str, &[u8])>> {
+    /// `(id, memento version, encoded memento)` in ascending id order, for writing a file;
+    /// captured mementos are encoded now.
+    pub(crate) fn entries(&self) -> Result<Vec<(&str, u32, &[u8])>> {
         self.mementos
             .iter()
-            .map(|(id, entry)| Ok((id.as_str(), entry.bytes(self.codec, id)?)))
+            .map(|(id, entry)| {
+                let version = self
+                    .versions
+                    .get(id)
+                    .copied()
+                    .unwrap_or(DEFAULT_MEMENTO_VERSION);
+                Ok((id.as_str(), version, entry.bytes(self.codec, id)?))
+            })
             .collect()
     }
 
@@ -478,7 +662,12 @@ impl Snapshot {
     pub(crate) fn apply_delta(&mut self, delta: Snapshot) {
         for id in &delta.deleted {
             self.mementos.remove(id);
+            self.versions.remove(id);
         }
+        for id in delta.mementos.keys() {
+            self.versions.remove(id);
+        }
+        self.versions.extend(delta.versions);
         self.mementos.extend(delta.mementos);
         self.metadata = delta.metadata;
     }
@@ -493,6 +682,11 @@ impl Snapshot {
             ..
         } = opened;
         let buf = Arc::new(buf);
+        let versions = toc
+            .iter()
+            .filter(|e| e.version != DEFAULT_MEMENTO_VERSION)
+            .map(|e| (e.id.clone(), e.version))
+            .collect();
         let mementos = toc
             .into_iter()
             .map(|entry| {
@@ -507,6 +701,7 @@ impl Snapshot {
             codec: header.codec,
             metadata: header.metadata,
             mementos,
+            versions,
             deleted: deleted.into_iter().collect(),
         }
     }
@@ -526,19 +721,21 @@ impl fmt::Debug for Snapshot {
             .field("codec", &self.codec)
             .field("metadata", &self.metadata)
             .field("memento_sizes", &sizes)
+            .field("memento_versions", &self.versions)
             .field("deleted", &self.deleted)
             .finish()
     }
 }
 
-/// Two snapshots are equal when they have the same codec, metadata, deletions and memento
-/// bytes (captured mementos are encoded to compare them; one that cannot be encoded equals
-/// nothing).
+/// Two snapshots are equal when they have the same codec, metadata, deletions, memento
+/// versions and memento bytes (captured mementos are encoded to compare them; one that cannot
+/// be encoded equals nothing).
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Self) -> bool {
         self.codec == other.codec
             && self.metadata == other.metadata
             && self.deleted == other.deleted
+            && self.versions == other.versions
             && self.mementos.len() == other.mementos.len()
             && self
                 .mementos

@@ -1,5 +1,5 @@
-//! Features are additive: code written against a build with the `encryption` feature compiles
-//! against a build without it. Nothing in this file is behind a `cfg`: it uses keys the way a
+//! Features are additive: code written against a build with the `encryption` (or `integrity`)
+//! feature compiles against a build without it. Nothing in this file is behind a `cfg`: it uses keys the way a
 //! game does, and only its expectations depend on the build. CI runs it in both builds:
 //!
 //! ```text
@@ -15,6 +15,8 @@ use savegame_testkit::{fixture, fixture_key};
 
 /// Whether this build can seal and open files.
 const ENCRYPTION: bool = cfg!(feature = "encryption");
+/// Whether this build can authenticate and check integrity-only files.
+const INTEGRITY: bool = cfg!(feature = "integrity");
 
 const SLOT: SlotId = SlotId::Numbered(1);
 
@@ -121,4 +123,59 @@ fn keys_are_made_from_bytes_in_every_build_and_generated_only_with_the_cipher() 
     } else {
         assert!(is_disabled(&generated));
     }
+}
+
+#[test]
+fn an_integrity_only_manager_authenticates_or_refuses_and_never_writes_an_unchecked_file() {
+    let storage = MemoryStorage::new();
+    let manager = SaveLoadManager::builder()
+        .storage(storage.clone())
+        .codec(Codec::Json)
+        .integrity_only(Key::from_bytes([0x5A; 32]))
+        .build()
+        .unwrap();
+    let mut snapshot = manager.snapshot();
+    snapshot.capture_memento("score", &7u32).unwrap();
+    let saved = manager.save(SLOT, &snapshot);
+    if INTEGRITY {
+        saved.unwrap();
+        let file = storage.get(&SLOT.file_name()).unwrap();
+        assert!(parse_header(&file, None).unwrap().authenticated);
+        assert_eq!(
+            manager
+                .load(SLOT)
+                .unwrap()
+                .snapshot
+                .memento::<u32>("score")
+                .unwrap(),
+            7
+        );
+    } else {
+        assert!(
+            matches!(
+                saved,
+                Err(Error::FeatureDisabled {
+                    feature: "integrity"
+                })
+            ),
+            "{saved:?}"
+        );
+        assert_eq!(storage.get(&SLOT.file_name()), None);
+    }
+    // A committed integrity-only file: checked with the key where the build can, and readable
+    // unchecked in every build.
+    let bytes = std::fs::read(fixture("format2-v3-json-hmac.sav")).unwrap();
+    let checked = Snapshot::open_file(bytes.clone(), Some(&fixture_key()));
+    if INTEGRITY {
+        assert!(checked.unwrap().0.authenticated);
+    } else {
+        assert!(matches!(
+            checked,
+            Err(Error::FeatureDisabled {
+                feature: "integrity"
+            })
+        ));
+    }
+    let (_, unchecked) = Snapshot::open_file_unverified(bytes).unwrap();
+    assert!(unchecked.contains("player"));
 }

@@ -1,6 +1,7 @@
-//! Integrity (RELIABILITY.md S1, S2, S4): every single-bit flip, every truncation, trailing
+//! Integrity (RELIABILITY.md S1, S2, S4, S9): every single-bit flip, every truncation, trailing
 //! bytes, header edits with a recomputed CRC, and swapped slot files are all refused, and the
-//! errors tell disk damage (CRC) apart from a wrong key or tampering (AES-GCM).
+//! errors tell disk damage (CRC) apart from a wrong key or tampering (AES-GCM). Integrity-only
+//! saves stay readable JSON, and refuse every flip and every edit with a fixed CRC.
 
 mod common;
 
@@ -197,4 +198,190 @@ fn swapped_slot_files_fail_to_open() {
         manager.load(SlotId::Numbered(1)),
         Err(Error::Decrypt)
     ));
+}
+
+/// Integrity-only saves (RELIABILITY.md S9): readable, keyed, refused when edited.
+#[cfg(feature = "integrity")]
+mod integrity_only {
+    use super::*;
+    use common::game::PlayerMemento;
+    use savegame::Originator;
+
+    /// An integrity-only manager (RELIABILITY.md S9) over a real folder, JSON, the test key.
+    fn integrity_manager(dir: &std::path::Path) -> SaveLoadManager {
+        SaveLoadManager::builder()
+            .directory(dir)
+            .codec(savegame::Codec::Json)
+            .integrity_only(common::key())
+            .build()
+            .unwrap()
+    }
+
+    /// A small integrity-only save of one player in a real folder: the folder, the manager, the
+    /// file's path and bytes.
+    fn small_integrity_save() -> (
+        tempfile::TempDir,
+        SaveLoadManager,
+        std::path::PathBuf,
+        Vec<u8>,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = integrity_manager(dir.path());
+        let mut snapshot = manager.snapshot().with_label("readable");
+        snapshot.capture("player", &Player::generate(5)).unwrap();
+        let report = manager.save(SLOT, &snapshot).unwrap();
+        let bytes = std::fs::read(&report.path).unwrap();
+        (dir, manager, report.path, bytes)
+    }
+
+    #[test]
+    fn an_integrity_only_save_stays_readable_json() {
+        let (_dir, manager, _path, bytes) = small_integrity_save();
+        let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+        assert!(header.authenticated && !header.encrypted);
+        assert_eq!(
+            header.protection(),
+            savegame::format::Protection::Authenticated
+        );
+        assert_eq!(header.format_version, savegame::format::FORMAT_VERSION);
+        // The document sits in the file as JSON text, whole: parse it straight from the bytes.
+        let start = bytes
+            .windows(10)
+            .position(|w| w == br#"{"player":"#)
+            .expect("the JSON document is in the file");
+        let mut stream =
+            serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<serde_json::Value>();
+        let document = stream.next().unwrap().unwrap();
+        let player: PlayerMemento = serde_json::from_value(document["player"].clone()).unwrap();
+        assert_eq!(player, Player::generate(5).create_memento());
+        // And what the manager loads is that.
+        let loaded: PlayerMemento = manager
+            .load(SLOT)
+            .unwrap()
+            .snapshot
+            .memento("player")
+            .unwrap();
+        assert_eq!(loaded, player);
+    }
+
+    #[test]
+    fn every_single_bit_flip_of_an_integrity_only_save_is_refused() {
+        let (_dir, manager, path, clean) = small_integrity_save();
+        assert!(clean.len() < 600, "{} bytes", clean.len());
+        let body_start = parse_header(&clean, None).unwrap().sections().payload.start as usize;
+        for fix in [false, true] {
+            // With the CRC fixed, a flip in the CRC itself is undone: every other bit.
+            let bits = if fix { clean.len() - 4 } else { clean.len() } * 8;
+            for bit in 0..bits {
+                let mut bytes = clean.clone();
+                bytes[bit / 8] ^= 1 << (bit % 8);
+                if fix {
+                    fix_crc(&mut bytes);
+                }
+                std::fs::write(&path, &bytes).unwrap();
+                match manager.load(SLOT) {
+                    Ok(_) => panic!("bit {bit} (CRC fixed: {fix}) loaded"),
+                    Err(e) if !fix => assert!(
+                        matches!(e, Error::ChecksumMismatch { .. } | Error::NotASave),
+                        "bit {bit}: {e}"
+                    ),
+                    // With the CRC fixed, a flip in the body or the tag is tampering; one in the
+                    // header or the metadata may be refused by its own check first (the
+                    // flags saying "plain" are refused for a game with a key: NotEncrypted).
+                    Err(Error::Tampered) => {}
+                    Err(e) => assert!(bit / 8 < body_start, "bit {bit}: {e}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_edit_of_an_integrity_only_save_with_a_fixed_crc_is_refused_as_tampered() {
+        let (_dir, manager, path, clean) = small_integrity_save();
+        let text = String::from_utf8_lossy(&clean).into_owned();
+        // The kind of edit a player makes in a text editor: more health, same length.
+        let at = text.find(r#""health":"#).unwrap() + r#""health":"#.len();
+        let mut bytes = clean.clone();
+        bytes[at] = if bytes[at] == b'9' { b'8' } else { b'9' };
+        fix_crc(&mut bytes);
+        std::fs::write(&path, &bytes).unwrap();
+        let err = manager.load(SLOT).unwrap_err();
+        assert!(matches!(err, Error::Tampered), "{err}");
+        assert!(
+            !err.is_corruption(),
+            "tampering is not repaired from a backup"
+        );
+        // Without the tag's check (no key: a tool), the edit is visible, and marked unchecked.
+        let (header, edited) = savegame::Snapshot::open_file_unverified(bytes.clone()).unwrap();
+        assert!(header.authenticated);
+        assert!(edited.raw("player").is_some());
+        // A manager without the key refuses the file rather than vouch for it.
+        let dir = path.parent().unwrap();
+        let keyless = SaveLoadManager::builder().directory(dir).build().unwrap();
+        assert!(matches!(keyless.load(SLOT), Err(Error::KeyRequired)));
+        // Another key is refused the same way as an edit.
+        std::fs::write(&path, &clean).unwrap();
+        let other = SaveLoadManager::builder()
+            .directory(dir)
+            .integrity_only(savegame::Key::from_bytes([1; 32]))
+            .build()
+            .unwrap();
+        assert!(matches!(other.load(SLOT), Err(Error::Tampered)));
+        manager.load(SLOT).unwrap();
+    }
+
+    #[test]
+    fn integrity_only_and_encrypted_saves_under_one_key_load_in_either_mode_and_plain_ones_do_not()
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let authenticated = integrity_manager(dir.path());
+        let encrypted = SaveLoadManager::builder()
+            .directory(dir.path())
+            .codec(savegame::Codec::Json)
+            .key(common::key())
+            .build()
+            .unwrap();
+        let plain = SaveLoadManager::builder()
+            .directory(dir.path())
+            .build()
+            .unwrap();
+        let mut snapshot = authenticated.snapshot();
+        snapshot.capture("player", &Player::generate(2)).unwrap();
+        for (writer, slot) in [(&authenticated, 1), (&encrypted, 2), (&plain, 3)] {
+            writer.save(SlotId::Numbered(slot), &snapshot).unwrap();
+        }
+        for reader in [&authenticated, &encrypted] {
+            reader.load(SlotId::Numbered(1)).unwrap();
+            reader.load(SlotId::Numbered(2)).unwrap();
+            assert!(matches!(
+                reader.load(SlotId::Numbered(3)),
+                Err(Error::NotEncrypted)
+            ));
+        }
+        // The load menu marks the integrity-only save as needing the key, without reading it.
+        let menu = plain.list().unwrap();
+        assert_eq!(menu[0].status, savegame::SlotStatus::NeedsKey);
+        // Deltas of an integrity-only slot are integrity-only too.
+        let incremental = SaveLoadManager::builder()
+            .directory(dir.path())
+            .codec(savegame::Codec::Json)
+            .integrity_only(common::key())
+            .compact_at(10_000)
+            .build()
+            .unwrap();
+        incremental
+            .save_incremental(SlotId::Numbered(1), &snapshot)
+            .unwrap();
+        let journal = dir.path().join("slot-001.sav.journal");
+        let record = std::fs::read(journal).unwrap();
+        assert!(parse_header(&record, None).unwrap().authenticated);
+        assert_eq!(
+            authenticated
+                .load(SlotId::Numbered(1))
+                .unwrap()
+                .report
+                .deltas,
+            1
+        );
+    }
 }

@@ -18,7 +18,17 @@ use versions::{expected_v2, expected_v3, rust_steps, v1, v3};
 const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
-const FIXTURES: [(&str, &str); 16] = [
+/// `v<n>-*` are format version 1, `format2-*` format version 2.
+const FIXTURES: [(&str, &str); 25] = [
+    ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
+    ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
+    ("format2-mementos.expected.json", "3092bce11d1eddc7"),
+    ("format2-v3-json-aes.sav", "243bb20faeec47d0"),
+    ("format2-v3-json-hmac.sav", "1691772c9502bebe"),
+    ("format2-v3-json-plain.sav", "f0a558b78bd2529a"),
+    ("format2-v3-msgpack-aes.sav", "ccfaa0185f500174"),
+    ("format2-v3-msgpack-hmac.sav", "48f8284ee4b2793d"),
+    ("format2-v3-msgpack-plain.sav", "5a70b924195caaf0"),
     ("test-key.hex", "a87272cd93187afe"),
     ("v1-json-aes.sav", "e56f1b1cdc6475f9"),
     ("v1-json-plain.sav", "4ad357d85b157812"),
@@ -43,13 +53,39 @@ const STEPS: [(&str, &str); 2] = [
     ("0003_split_inventory_kind_ids.json", "ecbd978770a7e1f7"),
 ];
 
+/// How a fixture is sealed: the last word of its name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Seal {
+    Plain,
+    Aes,
+    Hmac,
+}
+
+impl Seal {
+    fn of(name: &str) -> Seal {
+        match name.rsplit('-').next() {
+            Some("aes.sav") => Seal::Aes,
+            Some("hmac.sav") => Seal::Hmac,
+            _ => Seal::Plain,
+        }
+    }
+
+    /// A builder that opens such files: with the fixtures' key, encrypting or integrity-only.
+    fn builder(self, dir: &Path) -> savegame::ManagerBuilder {
+        let b = SaveLoadManager::builder().directory(dir);
+        match self {
+            Seal::Plain => b,
+            Seal::Aes => b.key(fixture_key()),
+            Seal::Hmac => b.integrity_only(fixture_key()),
+        }
+    }
+}
+
 /// The game today: schema v3 with the embedded steps of `migrations/`.
-fn v3_manager(dir: &Path, encrypted: bool) -> SaveLoadManager {
-    let b = SaveLoadManager::builder()
-        .directory(dir)
+fn v3_manager(dir: &Path, seal: Seal) -> SaveLoadManager {
+    seal.builder(dir)
         .schema_version(3)
-        .migrations(savegame::embed_migrations!("migrations").unwrap());
-    if encrypted { b.key(fixture_key()) } else { b }
+        .migrations(savegame::embed_migrations!("migrations").unwrap())
         .build()
         .unwrap()
 }
@@ -70,13 +106,21 @@ fn restore_v3(snapshot: &Snapshot) -> v3::Game {
     }
 }
 
-fn save_files() -> Vec<(String, u32, bool)> {
+/// Every save fixture of the schema story: `(file, schema version, seal, format version)`.
+fn save_files() -> Vec<(String, u32, Seal, u16)> {
     let mut out = Vec::new();
     for version in 1..=3 {
         for codec in ["json", "msgpack"] {
-            for (enc, encrypted) in [("plain", false), ("aes", true)] {
-                out.push((format!("v{version}-{codec}-{enc}.sav"), version, encrypted));
+            for enc in ["plain", "aes"] {
+                let name = format!("v{version}-{codec}-{enc}.sav");
+                out.push((name.clone(), version, Seal::of(&name), 1));
             }
+        }
+    }
+    for codec in ["json", "msgpack"] {
+        for enc in ["plain", "aes", "hmac"] {
+            let name = format!("format2-v3-{codec}-{enc}.sav");
+            out.push((name.clone(), 3, Seal::of(&name), 2));
         }
     }
     out
@@ -123,10 +167,13 @@ fn shipped_steps_never_change() {
 
 #[test]
 fn every_fixture_loads_as_its_expected_v3_state() {
-    for (name, version, encrypted) in save_files() {
+    for (name, version, seal, format) in save_files() {
         let (dir, _) = install(&name);
-        let manager = v3_manager(dir.path(), encrypted);
+        let manager = v3_manager(dir.path(), seal);
         let loaded = manager.load(SLOT).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(loaded.report.header.format_version, format, "{name}");
+        assert_eq!(loaded.report.header.authenticated, seal == Seal::Hmac);
+        assert_eq!(loaded.report.header.encrypted, seal == Seal::Aes);
         let expected: v3::Game = serde_json::from_str(
             &std::fs::read_to_string(repo(&format!("fixtures/v{version}.expected.json"))).unwrap(),
         )
@@ -137,23 +184,300 @@ fn every_fixture_loads_as_its_expected_v3_state() {
             loaded.report.migrated_from,
             (version < 3).then_some(version)
         );
-        assert_eq!(
-            loaded.snapshot.metadata().label,
+        let label = if format == 1 {
             format!("fixture v{version}")
-        );
+        } else {
+            "fixture format 2 v3".to_owned()
+        };
+        assert_eq!(loaded.snapshot.metadata().label, label);
     }
 }
 
 #[test]
-fn the_rust_steps_and_the_step_files_agree_on_every_fixture() {
-    for (name, _, encrypted) in save_files() {
+fn format_1_fixtures_load_with_every_memento_at_the_default_version() {
+    for (name, _, seal, format) in save_files() {
         let (dir, _) = install(&name);
-        let declarative = v3_manager(dir.path(), encrypted).load(SLOT).unwrap();
-        let b = SaveLoadManager::builder()
-            .directory(dir.path())
+        let loaded = v3_manager(dir.path(), seal).load(SLOT).unwrap();
+        for id in loaded.snapshot.ids() {
+            assert_eq!(
+                loaded.snapshot.version(id),
+                Some(savegame::format::DEFAULT_MEMENTO_VERSION),
+                "{name}: {id} (format {format})"
+            );
+        }
+    }
+}
+
+/// The per-memento story's `player` at memento version 2: `stamina` became `energy`, and a
+/// title was added (see `examples/make_fixtures.rs`).
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct PlayerV2 {
+    health: u32,
+    position: savegame_testkit::versions::v2::Position,
+    energy: u32,
+    title: String,
+}
+
+/// The per-memento story's one step, `player` 1 → 2, counting its runs in `runs`.
+fn player_step(runs: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Migrations {
+    Migrations::new().memento_step("player", 1, 2, move |player| {
+        runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        player.rename("stamina", "energy");
+        player.insert_if_absent("title", "wanderer");
+        Ok(())
+    })
+}
+
+#[test]
+fn a_save_with_player_at_v1_and_world_at_v3_loads_through_one_per_memento_step() {
+    #[derive(serde::Deserialize)]
+    struct Expected {
+        player: PlayerV2,
+        inventory: v3::Inventory,
+        world: v3::World,
+        memento_versions: std::collections::BTreeMap<String, u32>,
+    }
+    let expected: Expected = serde_json::from_str(
+        &std::fs::read_to_string(repo("fixtures/format2-mementos.expected.json")).unwrap(),
+    )
+    .unwrap();
+    for name in [
+        "format2-mementos-json-hmac.sav",
+        "format2-mementos-msgpack-plain.sav",
+    ] {
+        let (dir, _) = install(name);
+        let runs = std::sync::Arc::default();
+        let manager = Seal::of(name)
+            .builder(dir.path())
             .schema_version(3)
-            .migrations(rust_steps());
-        let rust = if encrypted { b.key(fixture_key()) } else { b }
+            .migrations(
+                savegame::embed_migrations!("migrations")
+                    .unwrap()
+                    .with(player_step(std::sync::Arc::clone(&runs))),
+            )
+            .build()
+            .unwrap();
+        let loaded = manager.load(SLOT).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let s = &loaded.snapshot;
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1, "{name}");
+        assert_eq!(loaded.report.migrated_from, None, "the schema did not move");
+        assert_eq!(s.memento::<PlayerV2>("player").unwrap(), expected.player);
+        assert_eq!(
+            s.memento::<v3::Inventory>("inventory").unwrap(),
+            expected.inventory
+        );
+        assert_eq!(s.memento::<v3::World>("world").unwrap(), expected.world);
+        for (id, version) in &expected.memento_versions {
+            assert_eq!(s.version(id), Some(*version), "{name}: {id}");
+        }
+        // Saved again, the versions are the new ones, and nothing runs a second time.
+        manager.save(SLOT, s).unwrap();
+        let again = manager.load(SLOT).unwrap();
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(again.snapshot.version("player"), Some(2));
+        assert_eq!(
+            again.snapshot.memento::<PlayerV2>("player").unwrap(),
+            expected.player
+        );
+        // Without the step, the player is refused where the game restores it: its memento is
+        // older than the originator's.
+        let (dir, _) = install(name);
+        let stepless = v3_manager(dir.path(), Seal::of(name)).load(SLOT).unwrap();
+        let mut player = VersionedPlayer(None);
+        assert!(matches!(
+            stepless.snapshot.restore("player", &mut player),
+            Err(Error::NoMementoMigrationPath { ref id, from: 1, to: 2 }) if id == "player"
+        ));
+        loaded.snapshot.restore("player", &mut player).unwrap();
+        assert_eq!(player.0.as_ref(), Some(&expected.player));
+    }
+}
+
+/// An originator whose memento is [`PlayerV2`], at memento version 2.
+struct VersionedPlayer(Option<PlayerV2>);
+
+impl savegame::Originator for VersionedPlayer {
+    type Memento = PlayerV2;
+    fn memento_version(&self) -> u32 {
+        2
+    }
+    fn create_memento(&self) -> PlayerV2 {
+        PlayerV2 {
+            health: 0,
+            position: savegame_testkit::versions::v2::Position {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+            },
+            energy: 0,
+            title: String::new(),
+        }
+    }
+    fn restore_memento(&mut self, m: PlayerV2) -> savegame::Result<()> {
+        self.0 = Some(m);
+        Ok(())
+    }
+}
+
+/// The documented order: whole-document steps first (they may rename a memento, and it keeps
+/// its version), then each memento's own steps, under the id it has after them.
+#[test]
+fn whole_document_steps_run_before_per_memento_steps() {
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    // A save of schema 1 whose memento `hero` is at memento version 1.
+    let old = SaveLoadManager::builder()
+        .directory(dir.path())
+        .codec(Codec::Json)
+        .build()
+        .unwrap();
+    let mut snapshot = old.snapshot();
+    snapshot
+        .capture_memento("hero", &serde_json::json!({"hp": 7}))
+        .unwrap();
+    snapshot
+        .capture_memento("mod_quest", &serde_json::json!({"stage": 1}))
+        .unwrap();
+    snapshot.set_version("mod_quest", 4).unwrap();
+    old.save(SLOT, &snapshot).unwrap();
+
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (o1, o2, o3) = (Arc::clone(&order), Arc::clone(&order), Arc::clone(&order));
+    let steps = Migrations::new()
+        .step(2, "hero_is_player", move |doc| {
+            // A document step sees each memento at the version the file recorded.
+            o1.lock().unwrap().push(format!(
+                "document 2 (hero at {:?}, mod_quest at {:?})",
+                doc.version("hero"),
+                doc.version("mod_quest")
+            ));
+            doc.move_value("/hero", "/player")
+        })
+        .memento_step("player", 1, 2, move |player| {
+            o2.lock().unwrap().push("player 1→2".to_owned());
+            player.rename("hp", "health");
+            Ok(())
+        })
+        .memento_step("mod_quest", 4, 5, move |quest| {
+            o3.lock().unwrap().push("mod_quest 4→5".to_owned());
+            quest.insert_if_absent("branch", "north");
+            Ok(())
+        });
+    let game = SaveLoadManager::builder()
+        .directory(dir.path())
+        .schema_version(2)
+        .migrations(steps)
+        .build()
+        .unwrap();
+    let loaded = game.load(SLOT).unwrap();
+    assert_eq!(
+        *order.lock().unwrap(),
+        [
+            "document 2 (hero at Some(1), mod_quest at Some(4))",
+            // Mementos in ascending id order, each through its whole chain.
+            "mod_quest 4→5",
+            "player 1→2",
+        ]
+    );
+    let s = &loaded.snapshot;
+    assert_eq!(s.ids().collect::<Vec<_>>(), ["mod_quest", "player"]);
+    assert_eq!(
+        (s.version("player"), s.version("mod_quest")),
+        (Some(2), Some(5))
+    );
+    assert_eq!(
+        s.memento::<serde_json::Value>("player").unwrap(),
+        serde_json::json!({"health": 7})
+    );
+    assert_eq!(
+        s.memento::<serde_json::Value>("mod_quest").unwrap(),
+        serde_json::json!({"stage": 1, "branch": "north"})
+    );
+    assert_eq!(loaded.report.migrated_from, Some(1));
+}
+
+#[test]
+fn per_memento_chains_are_checked_and_newer_or_failing_mementos_are_refused() {
+    let build = |m: Migrations| {
+        SaveLoadManager::builder()
+            .storage(MemoryStorage::new())
+            .migrations(m)
+            .build()
+    };
+    let step = |from: u32, to: u32| Migrations::new().memento_step("player", from, to, |_| Ok(()));
+    assert!(build(step(1, 2).with(step(2, 3))).is_ok());
+    for (m, what) in [
+        (step(1, 3), "up one version"),
+        (step(1, 2).with(step(3, 4)), "gap"),
+        (step(1, 2).with(step(1, 2)), "two steps"),
+        (step(0, 1), "start at 1"),
+    ] {
+        match build(m) {
+            Err(Error::MigrationChain { reason }) => {
+                assert!(
+                    reason.contains(what) && reason.contains("player"),
+                    "{reason}"
+                )
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let plain = SaveLoadManager::builder()
+        .directory(dir.path())
+        .codec(Codec::Json)
+        .build()
+        .unwrap();
+    let mut snapshot = plain.snapshot();
+    snapshot
+        .capture_memento("player", &serde_json::json!({"hp": 1}))
+        .unwrap();
+    snapshot.set_version("player", 5).unwrap();
+    plain.save(SLOT, &snapshot).unwrap();
+    let path = plain.path_of(SLOT);
+    let before = std::fs::read(&path).unwrap();
+    let game = |m: Migrations| {
+        SaveLoadManager::builder()
+            .directory(dir.path())
+            .migrations(m)
+            .build()
+            .unwrap()
+    };
+    // A memento from a newer mod than the game's steps reach.
+    assert!(matches!(
+        game(step(1, 2)).load(SLOT),
+        Err(Error::NewerMemento { ref id, found: 5, supported: 2 }) if id == "player"
+    ));
+    // A failing step names the memento and the versions; the file is untouched.
+    let failing = Migrations::new().memento_step("player", 5, 6, |player| {
+        player.rename("hp", "health");
+        Err(MigrationError::new("/player/health", "too much health"))
+    });
+    match game(failing).load(SLOT) {
+        Err(Error::MementoMigration {
+            id,
+            from: 5,
+            to: 6,
+            source,
+        }) => assert_eq!(
+            (id.as_str(), source.path.as_str()),
+            ("player", "/player/health")
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn the_rust_steps_and_the_step_files_agree_on_every_fixture() {
+    for (name, _, seal, _) in save_files() {
+        let (dir, _) = install(&name);
+        let declarative = v3_manager(dir.path(), seal).load(SLOT).unwrap();
+        let rust = seal
+            .builder(dir.path())
+            .schema_version(3)
+            .migrations(rust_steps())
             .build()
             .unwrap()
             .load(SLOT)
@@ -312,7 +636,7 @@ fn a_newer_save_is_refused_and_survives_a_save_to_its_slot() {
         let path = v4.path_of(slot);
         let bytes = std::fs::read(&path).unwrap();
 
-        let v3 = v3_manager(dir.path(), false);
+        let v3 = v3_manager(dir.path(), Seal::Plain);
         assert!(matches!(
             v3.load(slot),
             Err(Error::NewerSchema {
@@ -347,10 +671,10 @@ fn a_newer_save_is_refused_and_survives_a_save_to_its_slot() {
 
 #[test]
 fn the_next_save_keeps_the_pre_migration_file_byte_for_byte() {
-    for (name, version, encrypted) in save_files().into_iter().filter(|(_, v, _)| *v < 3) {
+    for (name, version, seal, _) in save_files().into_iter().filter(|(_, v, ..)| *v < 3) {
         let (dir, slot_file) = install(&name);
         let original = std::fs::read(&slot_file).unwrap();
-        let manager = v3_manager(dir.path(), encrypted);
+        let manager = v3_manager(dir.path(), seal);
         let loaded = manager.load(SLOT).unwrap();
         // Loading wrote nothing.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{name}");
@@ -379,7 +703,9 @@ fn the_next_save_keeps_the_pre_migration_file_byte_for_byte() {
 fn plan_migration_lists_the_steps_and_writes_nothing() {
     let (dir, slot_file) = install("v1-json-aes.sav");
     let before = std::fs::read(&slot_file).unwrap();
-    let plan = v3_manager(dir.path(), true).plan_migration(SLOT).unwrap();
+    let plan = v3_manager(dir.path(), Seal::Aes)
+        .plan_migration(SLOT)
+        .unwrap();
     assert_eq!((plan.from, plan.to), (1, 3));
     let names: Vec<_> = plan.steps.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(

@@ -173,6 +173,9 @@ fn journal_records(manager: &SaveLoadManager, slot: SlotId) -> Vec<(Vec<String>,
         let ids = (0..r.u32())
             .map(|_| {
                 let id = r.id();
+                if header.format_version >= 2 {
+                    r.u32(); // the memento's version
+                }
                 r.u64();
                 r.u64();
                 id

@@ -10,6 +10,7 @@
 //!   "codec": "msgpack",
 //!   "encrypted": true,
 //!   "saved_at": "2025-11-29T20:08:00.123Z",
+//!   "memento_versions": {"player": 3},
 //!   "metadata": {
 //!     "label": "Level 3",
 //!     "playtime_ms": 1800000,
@@ -29,6 +30,12 @@
 //!   `saved_at`, are stamped with the time `pack` writes (as with `pack --now`). Every other
 //!   field is read back by `pack`; unknown fields are refused, so a typo in an edited dump is
 //!   an error, not a silently ignored field.
+//! - `authenticated: true` marks a dump of an integrity-only file (format version 2): `pack`
+//!   given a key writes an integrity-only file again (readable, with an HMAC-SHA256 tag)
+//!   instead of an encrypted one. Absent for other files.
+//! - `memento_versions` holds the memento versions other than 1 (format version 2), by id;
+//!   `pack` writes them back. Absent when every memento is at version 1 (as in every file of
+//!   format version 1).
 //! - A memento is plain JSON wherever JSON can say what the codec said: strings, booleans,
 //!   null, integers, 64-bit floats (written so they read back bit for bit), arrays, and maps
 //!   whose keys are distinct strings. A JSON-codec save always dumps as plain JSON.
@@ -85,9 +92,15 @@ pub struct Dump {
     /// Whether the dumped file was encrypted (for reading only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encrypted: Option<bool>,
+    /// Whether the dumped file was integrity-only: `pack` with a key writes one again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authenticated: Option<bool>,
     /// When the dumped file was written: RFC 3339, UTC (`pack` keeps it in plain files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_at: Option<String>,
+    /// The memento versions other than 1, by id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub memento_versions: BTreeMap<String, u32>,
     /// Label, playtime, app version, user fields, thumbnail.
     #[serde(default)]
     pub metadata: MetadataJson,
@@ -452,7 +465,15 @@ pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
             }
         },
         encrypted: Some(header.encrypted),
+        authenticated: header.authenticated.then_some(true),
         saved_at: Some(crate::text::rfc3339(header.saved_at)),
+        memento_versions: snapshot
+            .ids()
+            .filter_map(|id| {
+                let v = snapshot.version(id)?;
+                (v != savegame::format::DEFAULT_MEMENTO_VERSION).then(|| (id.to_owned(), v))
+            })
+            .collect(),
         metadata: MetadataJson {
             label: m.label.clone(),
             playtime_ms: u64::try_from(m.playtime.as_millis()).unwrap_or(u64::MAX),
@@ -500,6 +521,8 @@ pub struct Packed {
     pub schema_version: u32,
     /// The generation.
     pub generation: u64,
+    /// Whether the dump was of an integrity-only file.
+    pub authenticated: bool,
 }
 
 /// The snapshot a dump describes, in `codec` (default: the dump's).
@@ -568,7 +591,15 @@ pub fn pack(dump: Dump, codec: Option<Codec>) -> Result<Packed, DumpFailure> {
             Err(e) => return Err(DumpFailure::Dump(e.into_error(&["metadata", "thumbnail"]))),
         },
     };
-    let snapshot = from_document(doc, codec, metadata).map_err(DumpFailure::Library)?;
+    let mut snapshot = from_document(doc, codec, metadata).map_err(DumpFailure::Library)?;
+    for (id, version) in &dump.memento_versions {
+        snapshot.set_version(id, *version).map_err(|_| {
+            bad(
+                "/memento_versions",
+                format!("memento {id:?} has a version but is not in mementos"),
+            )
+        })?;
+    }
     let slot = match dump.slot {
         SlotJson::Numbered(n) => SlotId::Numbered(n),
         SlotJson::Autosave(n) => SlotId::Autosave(n),
@@ -579,6 +610,7 @@ pub fn pack(dump: Dump, codec: Option<Codec>) -> Result<Packed, DumpFailure> {
         slot,
         schema_version: dump.schema_version,
         generation: dump.generation,
+        authenticated: dump.authenticated == Some(true),
     })
 }
 

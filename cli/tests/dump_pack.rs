@@ -44,6 +44,11 @@ fn assert_same_content(original: &[u8], packed: &[u8], key: Option<&Key>, what: 
     assert_eq!(ids1, ids2, "{what}");
     for id in ids1 {
         assert_eq!(s1.raw(id), s2.raw(id), "{what}: memento {id}");
+        assert_eq!(
+            s1.version(id),
+            s2.version(id),
+            "{what}: memento {id}'s version"
+        );
     }
     let mut m1 = s1.metadata().clone();
     let mut m2 = s2.metadata().clone();
@@ -56,14 +61,16 @@ fn assert_same_content(original: &[u8], packed: &[u8], key: Option<&Key>, what: 
             h1.schema_version,
             h1.generation,
             h1.codec,
-            h1.encrypted
+            h1.encrypted,
+            h1.authenticated,
         ),
         (
             h2.slot,
             h2.schema_version,
             h2.generation,
             h2.codec,
-            h2.encrypted
+            h2.encrypted,
+            h2.authenticated,
         ),
         "{what}: header"
     );
@@ -99,8 +106,12 @@ fn every_fixture_round_trips_through_dump_and_pack() {
             let original = std::fs::read(fixture(name)).unwrap();
             let packed = std::fs::read(&out).unwrap();
             assert_same_content(&original, &packed, key.as_ref(), name);
-            if key.is_none() {
-                // Same content and the dump's saved-at: the very same bytes.
+            let current = original[8..10] == savegame::format::FORMAT_VERSION.to_le_bytes();
+            let deterministic = key.is_none() || name.contains("-hmac");
+            if deterministic && current {
+                // Same content and the dump's saved-at: the very same bytes (a file of an
+                // older format version is packed at the current one; an integrity-only file's
+                // tag has no nonce).
                 assert!(original == packed, "{name}: the packed file differs");
             }
             // Dumping the packed file gives the same dump, but for the time stamp.

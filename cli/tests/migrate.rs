@@ -115,7 +115,10 @@ fn dry_run_on_an_encrypted_file_without_a_key_lists_the_plan_and_exits_2() {
 
 #[test]
 fn every_older_fixture_migrates_to_what_the_game_itself_would_load() {
-    for name in FIXTURES.iter().filter(|n| !n.starts_with("v3")) {
+    for name in FIXTURES
+        .iter()
+        .filter(|n| n.starts_with("v1") || n.starts_with("v2"))
+    {
         let key = key_for(name);
         let work = tempfile::tempdir().unwrap();
         let file = copy_fixture(work.path(), name, "slot-001.sav");

@@ -19,8 +19,20 @@ fn every_fixture_verifies_with_the_key_one_line_each() {
     for (line, name) in text.lines().zip(FIXTURES) {
         assert!(line.starts_with("ok    "), "{line}");
         assert!(line.contains(name), "{line}");
-        let mementos = if name.starts_with("v3") { 3 } else { 2 };
+        let mementos = if name.starts_with("v1") || name.starts_with("v2") {
+            2
+        } else {
+            3
+        };
         assert!(line.contains(&format!("{mementos} memento(s)")), "{line}");
+        let protection = if name.contains("-aes") {
+            "encrypted"
+        } else if name.contains("-hmac") {
+            "authenticated"
+        } else {
+            "plain"
+        };
+        assert!(line.contains(&format!(", {protection}, ")), "{line}");
     }
 }
 
@@ -271,4 +283,91 @@ fn verify_and_inspect_hold_files_against_the_games_schema_only_with_schema() {
         assert!(stdout_of(&output).contains(shown), "{}", stdout_of(&output));
         assert!(stdout_of(&output).contains("crc32           ok"));
     }
+}
+
+#[test]
+fn integrity_only_files_are_checked_with_the_key_and_refused_when_edited() {
+    let hmac = fixture("format2-v3-json-hmac.sav");
+    // With the key: checked, and named.
+    let out = savegame()
+        .arg("verify")
+        .arg(&hmac)
+        .arg("--key-file")
+        .arg(key_file())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(
+        stdout_of(&out).contains("authenticated"),
+        "{}",
+        stdout_of(&out)
+    );
+    // Without it: the tag cannot be checked, so verify needs the key (exit 2).
+    let out = savegame().arg("verify").arg(&hmac).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).contains("[KeyRequired]"),
+        "{}",
+        stdout_of(&out)
+    );
+    // An edit with the CRC fixed: tampered (exit 1).
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(&hmac).unwrap();
+    let at = bytes.windows(9).position(|w| w == br#""health":"#).unwrap() + 9;
+    bytes[at] = if bytes[at] == b'9' { b'8' } else { b'9' };
+    fix_crc(&mut bytes);
+    let edited = write(dir.path(), "edited.sav", &bytes);
+    let out = savegame()
+        .arg("verify")
+        .arg(&edited)
+        .arg("--key-file")
+        .arg(key_file())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).contains("[Tampered]"),
+        "{}",
+        stdout_of(&out)
+    );
+}
+
+#[test]
+fn inspect_and_dump_read_an_integrity_only_file_without_the_key_and_say_it_was_not_checked() {
+    let hmac = fixture("format2-mementos-json-hmac.sav");
+    let out = savegame().arg("inspect").arg(&hmac).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    assert!(text.contains("format version  2"), "{text}");
+    assert!(text.contains("authenticated   yes (HMAC-SHA256"), "{text}");
+    assert!(text.contains("tag             not checked"), "{text}");
+    assert!(text.contains("(memento version 3)"), "{text}");
+    let out = savegame()
+        .arg("inspect")
+        .arg(&hmac)
+        .arg("--key-file")
+        .arg(key_file())
+        .output()
+        .unwrap();
+    assert!(
+        stdout_of(&out).contains("tag             ok"),
+        "{}",
+        stdout_of(&out)
+    );
+    let out = savegame().arg("dump").arg(&hmac).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("without checking its tag"),
+        "{}",
+        stderr_of(&out)
+    );
+    let dump: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(dump["authenticated"], true);
+    assert_eq!(dump["memento_versions"]["world"], 3);
+    assert_eq!(dump["memento_versions"]["player"], serde_json::Value::Null);
+    assert_eq!(
+        dump["memento_versions"].as_object().unwrap().len(),
+        1,
+        "{dump}"
+    );
 }

@@ -1,5 +1,6 @@
-//! Raw bytes as a slot file (as they come, and with their CRC32 fixed up): list it, load it (with the key, without one, and through the
-//! crate's migrations), decode its mementos, and open it directly. Any error is fine; a panic, a
+//! Raw bytes as a slot file (as they come, and with their CRC32 fixed up): list it, load it (with the key, without one, integrity-only, and through the
+//! crate's migrations, whole-document and per memento), decode its mementos, and open it
+//! directly (checked, and unchecked as tools read integrity-only files). Any error is fine; a panic, a
 //! hang or a huge allocation is a bug.
 //!
 //! ```text
@@ -9,6 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use savegame::storage::MemoryStorage;
+use savegame::migrate::Migrations;
 use savegame::{Codec, Key, SaveLoadManager, Snapshot};
 use savegame_fuzz::{KEY, SLOT, key, manager, migrations, variants};
 
@@ -42,15 +44,36 @@ fn run(data: &[u8]) {
         .storage(storage.clone())
         .backups(0)
         .schema_version(3)
-        .migrations(migrations())
+        .migrations(migrations().with(Migrations::new().memento_step(
+            "player",
+            1,
+            2,
+            |player| {
+                player.rename("stamina", "energy");
+                Ok(())
+            },
+        )))
         .build()
         .expect("a memory manager always builds");
     let _ = migrating.plan_migration(SLOT);
     if let Ok(loaded) = migrating.load(SLOT) {
         decode_all(&loaded.snapshot);
     }
+    // A game whose saves are integrity-only.
+    let authenticated = SaveLoadManager::builder()
+        .storage(storage.clone())
+        .backups(0)
+        .integrity_only(key())
+        .build()
+        .expect("a memory manager always builds");
+    if let Ok(loaded) = authenticated.load(SLOT) {
+        decode_all(&loaded.snapshot);
+    }
     // A tool's way in: the file alone, no slot checks.
     if let Ok((_, snapshot)) = Snapshot::open_file(data.to_vec(), Some(&key())) {
+        decode_all(&snapshot);
+    }
+    if let Ok((_, snapshot)) = Snapshot::open_file_unverified(data.to_vec()) {
         decode_all(&snapshot);
     }
 }

@@ -17,8 +17,11 @@ pub use crate::crypto::Key;
 
 /// The first eight bytes of every file of the savegame family.
 pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
-/// The format version this library writes, and the newest it reads.
-pub const FORMAT_VERSION: u16 = 1;
+/// The format version this library writes, and the newest it reads. Every older version (1)
+/// is read too.
+pub const FORMAT_VERSION: u16 = 2;
+/// The first format version with per-memento versions and integrity-only files.
+pub const FORMAT_VERSION_2: u16 = 2;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 52;
 /// Length of the CRC32 trailer.
@@ -27,10 +30,19 @@ pub const CRC_LEN: usize = 4;
 pub const MAX_METADATA_LEN: usize = 4 << 20;
 /// Flag bit: the payload is AES-256-GCM ciphertext followed by its tag.
 pub const FLAG_ENCRYPTED: u16 = 1;
+/// Flag bit (format version 2 on): the payload is the readable body followed by an
+/// HMAC-SHA256 tag of every byte before the tag. Never set together with [`FLAG_ENCRYPTED`].
+/// Bits 2 and 3 are kept for compression, and must be 0 until a version defines them.
+pub const FLAG_AUTHENTICATED: u16 = 2;
+/// The memento version of every memento of a format-1 file (which records none), and of a
+/// memento captured without one.
+pub const DEFAULT_MEMENTO_VERSION: u32 = 1;
 /// Length of a nonce in bytes.
 pub const NONCE_LEN: usize = 12;
 /// Length of an AES-GCM tag in bytes.
 pub const TAG_LEN: usize = 16;
+/// Length of the HMAC-SHA256 tag of an integrity-only file, in bytes.
+pub const MAC_LEN: usize = crate::crypto::MAC_LEN;
 
 const OFF_VERSION: usize = 8;
 const OFF_FLAGS: usize = 10;
@@ -45,8 +57,15 @@ const OFF_SAVED_AT: usize = 32;
 const OFF_METADATA_LEN: usize = 40;
 const OFF_PAYLOAD_LEN: usize = 44;
 
-/// Smallest table-of-contents entry: a 2-byte id length, a 1-byte id, offset and length.
-const MIN_TOC_ENTRY: usize = 2 + 1 + 8 + 8;
+/// A table-of-contents entry without its id: the id's length, the memento version (from
+/// format version 2), offset and length.
+const fn toc_entry_fixed(format_version: u16) -> usize {
+    if format_version >= FORMAT_VERSION_2 {
+        2 + 4 + 8 + 8
+    } else {
+        2 + 8 + 8
+    }
+}
 /// Longest memento id, in bytes.
 pub const MAX_ID_LEN: usize = 1024;
 
@@ -85,6 +104,31 @@ impl FileKind {
     }
 }
 
+/// How a file's body is protected, as its flags say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Protection {
+    /// Readable, with a CRC32 against damage and nothing against edits.
+    Plain,
+    /// Readable, with an HMAC-SHA256 tag under the key: an edit is refused as
+    /// [`Error::Tampered`] (format version 2 on).
+    Authenticated,
+    /// AES-256-GCM: unreadable without the key, and an edit fails to open ([`Error::Decrypt`]).
+    Encrypted,
+}
+
+impl Protection {
+    /// The name tools show: `plain`, `authenticated`, `encrypted`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Protection::Plain => "plain",
+            Protection::Authenticated => "authenticated",
+            Protection::Encrypted => "encrypted",
+        }
+    }
+}
+
 /// Everything a file's header and metadata say: what a load menu or an inspection tool shows.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -93,6 +137,9 @@ pub struct Header {
     pub format_version: u16,
     /// Whether the payload is encrypted.
     pub encrypted: bool,
+    /// Whether the payload is readable and carries an HMAC-SHA256 tag (an integrity-only
+    /// file, format version 2 on).
+    pub authenticated: bool,
     /// The codec of the mementos.
     pub codec: Codec,
     /// What the file holds.
@@ -112,6 +159,24 @@ pub struct Header {
 }
 
 impl Header {
+    /// How the body is protected.
+    #[must_use]
+    pub fn protection(&self) -> Protection {
+        if self.encrypted {
+            Protection::Encrypted
+        } else if self.authenticated {
+            Protection::Authenticated
+        } else {
+            Protection::Plain
+        }
+    }
+
+    /// Does opening the file need the key (it is encrypted, or its tag is to be checked)?
+    #[must_use]
+    pub fn needs_key(&self) -> bool {
+        self.encrypted || self.authenticated
+    }
+
     /// Byte ranges of the file's sections, for tools that show where everything is.
     #[must_use]
     pub fn sections(&self) -> Sections {
@@ -152,6 +217,8 @@ pub struct Sections {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TocEntry {
     pub id: String,
+    /// The memento's version ([`DEFAULT_MEMENTO_VERSION`] in a format-1 file).
+    pub version: u32,
     /// Absolute range in the opened file's buffer.
     pub range: Range<usize>,
 }
@@ -169,8 +236,18 @@ pub(crate) struct Opened {
     pub deleted: Vec<String>,
 }
 
+/// How [`seal`] protects a file, with the key and, to encrypt, the nonce.
+#[derive(Clone, Copy)]
+pub(crate) enum Protect<'a> {
+    Plain,
+    Authenticated(&'a Key),
+    Encrypted(&'a Key, [u8; NONCE_LEN]),
+}
+
 /// What [`seal`] needs besides the mementos.
 pub(crate) struct SealParams<'a> {
+    /// [`FORMAT_VERSION`]; 1 only where a test writes the old layout.
+    pub format_version: u16,
     pub codec: Codec,
     pub kind: FileKind,
     pub slot: SlotId,
@@ -178,15 +255,32 @@ pub(crate) struct SealParams<'a> {
     pub generation: u64,
     pub saved_at: SystemTime,
     pub metadata: &'a Metadata,
-    pub key: Option<(&'a Key, [u8; NONCE_LEN])>,
+    pub protect: Protect<'a>,
     /// For a delta: its sequence number and the ids it deletes.
     pub delta: Option<(u64, Vec<&'a str>)>,
 }
 
-/// Writes a whole file: header, metadata, body (table of contents and document, encrypted when
-/// a key is given) and CRC. `entries` are `(id, encoded memento)` in ascending id order. The
-/// file is built in one buffer allocated at its final size.
-pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result<Vec<u8>> {
+/// Writes a whole file: header, metadata, body (table of contents and document, encrypted or
+/// authenticated as `params.protect` says) and CRC. `entries` are `(id, memento version,
+/// encoded memento)` in ascending id order. The file is built in one buffer allocated at its
+/// final size.
+pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> Result<Vec<u8>> {
+    let version = params.format_version;
+    if !(1..=FORMAT_VERSION).contains(&version) {
+        return Err(Error::Config {
+            reason: format!("this library writes format versions 1 to {FORMAT_VERSION}"),
+        });
+    }
+    let (encrypted, tag_len, flags) = match params.protect {
+        Protect::Plain => (false, 0, 0),
+        Protect::Encrypted(..) => (true, TAG_LEN, FLAG_ENCRYPTED),
+        Protect::Authenticated(_) if version < FORMAT_VERSION_2 => {
+            return Err(Error::Config {
+                reason: "format version 1 has no integrity-only files".into(),
+            });
+        }
+        Protect::Authenticated(_) => (false, MAC_LEN, FLAG_AUTHENTICATED),
+    };
     let metadata_len = encoded_metadata_len(params.metadata);
     if metadata_len > MAX_METADATA_LEN {
         return Err(Error::Config {
@@ -196,18 +290,21 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
         });
     }
     let codec = params.codec;
-    let toc_len = 4 + entries.iter().map(|(id, _)| 18 + id.len()).sum::<usize>();
+    let toc_len = 4 + entries
+        .iter()
+        .map(|(id, ..)| toc_entry_fixed(version) + id.len())
+        .sum::<usize>();
     let preamble_len = params.delta.as_ref().map_or(0, |(_, deleted)| {
         12 + deleted.iter().map(|id| 2 + id.len()).sum::<usize>()
     });
     let doc_bound = 1 + entries
         .iter()
-        .map(|(id, m)| codec.key_overhead(id) + m.len())
+        .map(|(id, _, m)| codec.key_overhead(id) + m.len())
         .sum::<usize>();
-    let encrypted = params.key.is_some();
     let capacity = HEADER_LEN
         + metadata_len
-        + if encrypted { NONCE_LEN + TAG_LEN } else { 0 }
+        + if encrypted { NONCE_LEN } else { 0 }
+        + tag_len
         + preamble_len
         + toc_len
         + doc_bound
@@ -216,8 +313,8 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
 
     // Fixed header; the payload length is patched in once the body is written.
     buf.extend_from_slice(&MAGIC);
-    buf.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-    buf.extend_from_slice(&(if encrypted { FLAG_ENCRYPTED } else { 0 }).to_le_bytes());
+    buf.extend_from_slice(&version.to_le_bytes());
+    buf.extend_from_slice(&flags.to_le_bytes());
     buf.push(codec.id());
     buf.push(params.kind.id());
     let (slot_kind, slot_number) = params.slot.to_raw();
@@ -232,7 +329,7 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
     debug_assert_eq!(buf.len(), HEADER_LEN);
     write_metadata(&mut buf, params.metadata)?;
     let associated_end = buf.len();
-    if let Some((_, nonce)) = &params.key {
+    if let Protect::Encrypted(_, nonce) = &params.protect {
         buf.extend_from_slice(nonce);
     }
 
@@ -249,15 +346,18 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
     }
     buf.extend_from_slice(&len_u32(entries.len())?.to_le_bytes());
     let mut toc_slots = Vec::with_capacity(entries.len());
-    for (id, _) in entries {
+    for (id, memento_version, _) in entries {
         buf.extend_from_slice(&len_u16(id.len())?.to_le_bytes());
         buf.extend_from_slice(id.as_bytes());
+        if version >= FORMAT_VERSION_2 {
+            buf.extend_from_slice(&memento_version.to_le_bytes());
+        }
         toc_slots.push(buf.len());
         buf.extend_from_slice(&[0u8; 16]);
     }
     let doc_start = buf.len();
     codec.open_document(&mut buf, entries.len());
-    for (i, ((id, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
+    for (i, ((id, _, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
         codec.write_document_key(&mut buf, i, id);
         let offset = (buf.len() - doc_start) as u64;
         buf.extend_from_slice(memento);
@@ -267,13 +367,21 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
     codec.close_document(&mut buf);
 
     let body_len = buf.len() - body_start;
-    let payload_len = body_len as u64 + if encrypted { TAG_LEN as u64 } else { 0 };
+    let payload_len = (body_len + tag_len) as u64;
     buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
 
-    if let Some((key, nonce)) = &params.key {
-        let (head, body) = buf.split_at_mut(body_start);
-        let tag = seal_body(key, nonce, &head[..associated_end], body)?;
-        buf.extend_from_slice(&tag);
+    match params.protect {
+        Protect::Plain => {}
+        Protect::Encrypted(key, nonce) => {
+            let (head, body) = buf.split_at_mut(body_start);
+            let tag = seal_body(key, &nonce, &head[..associated_end], body)?;
+            buf.extend_from_slice(&tag);
+        }
+        Protect::Authenticated(key) => {
+            // The tag covers every byte before it: header, metadata and the readable body.
+            let tag = key.authenticate(&buf)?;
+            buf.extend_from_slice(&tag);
+        }
     }
 
     let crc = crc32fast::hash(&buf);
@@ -283,8 +391,23 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, &[u8])]) -> Result
 }
 
 /// Checks everything about a file and decrypts its body in place. `key` is the manager's key,
-/// if it has one.
-pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>) -> Result<Opened> {
+/// if it has one; an integrity-only file needs it too, and its tag is checked.
+pub(crate) fn open(buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>) -> Result<Opened> {
+    open_checking(buf, expected_kind, key, true)
+}
+
+/// [`open`] without a key, which also opens an integrity-only file without checking its tag
+/// (for tools that show a file to a person). An encrypted file is [`Error::KeyRequired`].
+pub(crate) fn open_unverified(buf: Vec<u8>, expected_kind: FileKind) -> Result<Opened> {
+    open_checking(buf, expected_kind, None, false)
+}
+
+fn open_checking(
+    mut buf: Vec<u8>,
+    expected_kind: FileKind,
+    key: Option<&Key>,
+    check_tag: bool,
+) -> Result<Opened> {
     check_crc(&buf)?;
     let crc_at = buf.len() - CRC_LEN;
     let header = parse_header(&buf[..crc_at], Some(buf.len() as u64))?;
@@ -317,6 +440,21 @@ pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>)
             &tag,
         )?;
         body
+    } else if header.authenticated {
+        if payload.len() < MAC_LEN {
+            return Err(Error::malformed(
+                "authenticated payload shorter than its tag",
+            ));
+        }
+        let body = payload.start..payload.end - MAC_LEN;
+        let mut tag = [0u8; MAC_LEN];
+        tag.copy_from_slice(&buf[body.end..payload.end]);
+        match key {
+            Some(key) => key.verify(&buf[..body.end], &tag)?,
+            None if check_tag => return Err(Error::KeyRequired),
+            None => {}
+        }
+        body
     } else {
         payload
     };
@@ -325,7 +463,11 @@ pub(crate) fn open(mut buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>)
     } else {
         (0, Vec::new(), 0)
     };
-    let toc = parse_toc(&buf, body.start + toc_start..body.end)?;
+    let toc = parse_toc(
+        &buf,
+        body.start + toc_start..body.end,
+        header.format_version,
+    )?;
     Ok(Opened {
         header,
         buf,
@@ -507,8 +649,22 @@ pub fn header_len(prefix: &[u8]) -> Result<usize> {
 pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     let needed = header_len(bytes)?;
     let format_version = read_u16(bytes, OFF_VERSION);
-    let encrypted =
-        check_version_and_flags(format_version, FORMAT_VERSION, read_u16(bytes, OFF_FLAGS))?;
+    let known = if format_version >= FORMAT_VERSION_2 {
+        FLAG_ENCRYPTED | FLAG_AUTHENTICATED
+    } else {
+        FLAG_ENCRYPTED
+    };
+    let flags = check_version_and_flags(
+        format_version,
+        FORMAT_VERSION,
+        read_u16(bytes, OFF_FLAGS),
+        known,
+    )?;
+    if flags == FLAG_ENCRYPTED | FLAG_AUTHENTICATED {
+        return Err(Error::malformed(
+            "a file is encrypted or authenticated, never both",
+        ));
+    }
     let codec = Codec::from_id(bytes[OFF_CODEC])?;
     let kind = FileKind::from_id(bytes[OFF_KIND])
         .ok_or_else(|| Error::malformed(format!("unknown file kind {}", bytes[OFF_KIND])))?;
@@ -525,7 +681,8 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     metadata.saved_at = Some(saved_at);
     let header = Header {
         format_version,
-        encrypted,
+        encrypted: flags & FLAG_ENCRYPTED != 0,
+        authenticated: flags & FLAG_AUTHENTICATED != 0,
         codec,
         kind,
         slot,
@@ -547,9 +704,14 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
 }
 
 /// Checks the format version and flags fields of a file of the family: a version newer than
-/// `supported` is [`Error::UnsupportedFormat`], version 0 is malformed, a flag bit other than
-/// [`FLAG_ENCRYPTED`] is [`Error::UnknownFlags`]. Returns whether the file is encrypted.
-pub(crate) fn check_version_and_flags(version: u16, supported: u16, flags: u16) -> Result<bool> {
+/// `supported` is [`Error::UnsupportedFormat`], version 0 is malformed, a flag bit outside
+/// `known` (the bits that version defines) is [`Error::UnknownFlags`]. Returns the flags.
+pub(crate) fn check_version_and_flags(
+    version: u16,
+    supported: u16,
+    flags: u16,
+    known: u16,
+) -> Result<u16> {
     if version > supported {
         return Err(Error::UnsupportedFormat {
             found: version,
@@ -559,10 +721,10 @@ pub(crate) fn check_version_and_flags(version: u16, supported: u16, flags: u16) 
     if version == 0 {
         return Err(Error::malformed("format version 0"));
     }
-    if flags & !FLAG_ENCRYPTED != 0 {
+    if flags & !known != 0 {
         return Err(Error::UnknownFlags { flags });
     }
-    Ok(flags & FLAG_ENCRYPTED != 0)
+    Ok(flags)
 }
 
 /// The kind byte of a file of the family, once its magic is checked; see [`super::sniff`].
@@ -614,10 +776,11 @@ fn parse_delta_preamble(body: &[u8]) -> Result<(u64, Vec<String>, usize)> {
     Ok((sequence, deleted, r.position()))
 }
 
-fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
+fn parse_toc(buf: &[u8], body: Range<usize>, format_version: u16) -> Result<Vec<TocEntry>> {
     let mut r = Reader::new(&buf[body.clone()], "table of contents");
     let count = r.u32()? as usize;
-    if count > r.remaining() / MIN_TOC_ENTRY {
+    // The smallest entry: its fixed fields and a one-byte id.
+    if count > r.remaining() / (toc_entry_fixed(format_version) + 1) {
         return Err(Error::malformed(format!(
             "table of contents claims {count} entries, more than the body can hold"
         )));
@@ -626,16 +789,21 @@ fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
     for _ in 0..count {
         let id_len = r.u16()? as usize;
         let id = r.str(id_len)?;
+        let version = if format_version >= FORMAT_VERSION_2 {
+            r.u32()?
+        } else {
+            DEFAULT_MEMENTO_VERSION
+        };
         let offset = r.u64()?;
         let len = r.u64()?;
-        raw.push((id, offset, len));
+        raw.push((id, version, offset, len));
     }
     let doc_start = body.start + r.position();
     let doc_len = (body.end - doc_start) as u64;
     let mut toc = Vec::with_capacity(count);
     let mut previous: Option<&str> = None;
     let mut previous_end = 0u64;
-    for (id, offset, len) in raw {
+    for (id, version, offset, len) in raw {
         if id.is_empty() {
             return Err(Error::malformed("empty memento id"));
         }
@@ -650,6 +818,7 @@ fn parse_toc(buf: &[u8], body: Range<usize>) -> Result<Vec<TocEntry>> {
             .ok_or_else(|| Error::malformed(format!("memento {id:?} lies outside the document")))?;
         toc.push(TocEntry {
             id: id.to_owned(),
+            version,
             range: doc_start + offset as usize..doc_start + end as usize,
         });
         previous = Some(id);
@@ -676,8 +845,9 @@ mod tests {
         m
     }
 
-    fn params<'a>(m: &'a Metadata, key: Option<(&'a Key, [u8; NONCE_LEN])>) -> SealParams<'a> {
+    fn params<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
         SealParams {
+            format_version: FORMAT_VERSION,
             codec: Codec::Json,
             kind: FileKind::Save,
             slot: SlotId::Numbered(3),
@@ -685,12 +855,26 @@ mod tests {
             generation: 2,
             saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
             metadata: m,
-            key,
+            protect,
             delta: None,
         }
     }
 
-    const ENTRIES: [(&str, &[u8]); 2] = [("player", b"{\"hp\":9}"), ("world", b"[1,2]")];
+    /// [`params`] for a file of format version 1.
+    fn params_v1<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
+        SealParams {
+            format_version: 1,
+            ..params(m, protect)
+        }
+    }
+
+    const ENTRIES: [(&str, u32, &[u8]); 2] = [
+        ("player", DEFAULT_MEMENTO_VERSION, b"{\"hp\":9}"),
+        ("world", DEFAULT_MEMENTO_VERSION, b"[1,2]"),
+    ];
+    /// The same mementos at versions of their own.
+    const ENTRIES_V2: [(&str, u32, &[u8]); 2] =
+        [("player", 1, b"{\"hp\":9}"), ("world", 3, b"[1,2]")];
 
     fn fix_crc(bytes: &mut [u8]) {
         let at = bytes.len() - CRC_LEN;
@@ -701,17 +885,17 @@ mod tests {
     #[test]
     fn unencrypted_json_files_are_readable_text_after_the_header() {
         let m = metadata();
-        let bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let bytes = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         let text = String::from_utf8_lossy(&bytes);
         assert!(
             text.contains(r#"{"player":{"hp":9},"world":[1,2]}"#),
             "{text}"
         );
         let opened = open(bytes, FileKind::Save, None).unwrap();
-        let found: Vec<(&str, &[u8])> = opened
+        let found: Vec<(&str, u32, &[u8])> = opened
             .toc
             .iter()
-            .map(|e| (e.id.as_str(), &opened.buf[e.range.clone()]))
+            .map(|e| (e.id.as_str(), e.version, &opened.buf[e.range.clone()]))
             .collect();
         assert_eq!(found, ENTRIES);
         assert_eq!(opened.header.metadata.label, "Level 3");
@@ -727,7 +911,11 @@ mod tests {
     fn golden_file_bytes() {
         let m = metadata();
         let key = Key::from_bytes([7; 32]);
-        let bytes = seal(&params(&m, Some((&key, [9; NONCE_LEN]))), &ENTRIES).unwrap();
+        let bytes = seal(
+            &params_v1(&m, Protect::Encrypted(&key, [9; NONCE_LEN])),
+            &ENTRIES,
+        )
+        .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN);
         let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
@@ -736,6 +924,121 @@ mod tests {
 
     #[cfg(feature = "encryption")]
     const GOLDEN: &str = "895341560d0a1a0a0100010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006400000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4aeceaa3dfd4b063f33ceef7c06fae46a6d0747615a18983d8e2522a107fb3a5134434e3d47c549eef30e4c22f1c0a73b56c6d58e61c5db237f40aced4b792a5109dd3dfc431db966b92df5364c4c1fe070b78e2db5eee7855f682f4fd";
+
+    /// The exact bytes of the same file at format version 2, encrypted, its mementos at
+    /// versions 1 and 3.
+    #[cfg(feature = "encryption")]
+    #[test]
+    fn golden_file_bytes_v2() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let bytes = seal(
+            &params(&m, Protect::Encrypted(&key, [9; NONCE_LEN])),
+            &ENTRIES_V2,
+        )
+        .unwrap();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN_V2);
+        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        let versions: Vec<(&str, u32)> = opened
+            .toc
+            .iter()
+            .map(|e| (e.id.as_str(), e.version))
+            .collect();
+        assert_eq!(versions, [("player", 1), ("world", 3)]);
+    }
+
+    #[cfg(feature = "encryption")]
+    const GOLDEN_V2: &str = "895341560d0a1a0a0200010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006c00000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4ae7eaa3dfdeb063f334eef7c067ae46a6d574017ad6e590ac903e4e137fb3a50d4434e3d47c549e911294ae4e656f01ec746616ef151afa2cb35dcecba8c2f34dc2c5a682729ba772893d9f8c518d0bfb3b31360aa32b6e44daba31004f3ee852be5a33bd";
+
+    /// The exact bytes of an integrity-only file: readable, its tag at the end of the payload.
+    #[cfg(feature = "integrity")]
+    #[test]
+    fn golden_file_bytes_v2_authenticated() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let bytes = seal(&params(&m, Protect::Authenticated(&key)), &ENTRIES_V2).unwrap();
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, GOLDEN_V2_AUTHENTICATED);
+        assert!(String::from_utf8_lossy(&bytes).contains(r#"{"player":{"hp":9},"world":[1,2]}"#));
+        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        assert!(opened.header.authenticated && !opened.header.encrypted);
+        assert_eq!(opened.header.protection(), Protection::Authenticated);
+        assert_eq!(opened.toc[1].version, 3);
+    }
+
+    #[cfg(feature = "integrity")]
+    const GOLDEN_V2_AUTHENTICATED: &str = "895341560d0a1a0a0200020001010100030000000700000002000000000000007b68e5cf8b0100002f0000007c00000000000000fcce38000000000007004c6576656c20330500312e342e320100070063686170746572010000003203000000010203020000000600706c61796572010000000a0000000000000008000000000000000500776f726c64030000001b0000000000000005000000000000007b22706c61796572223a7b226870223a397d2c22776f726c64223a5b312c325d7dfb0a6a970ea1f903fd871882a7586e91240e9952b0b1c1ae7577cfa995ed56ea166b0010";
+
+    /// Every byte of an integrity-only file's header, metadata, body and tag is covered: an
+    /// edit with a recomputed CRC is refused, as tampered where the structure still parses.
+    #[cfg(feature = "integrity")]
+    #[test]
+    fn every_edit_of_an_authenticated_file_with_a_fixed_crc_is_refused() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let clean = seal(&params(&m, Protect::Authenticated(&key)), &ENTRIES_V2).unwrap();
+        let body_start = HEADER_LEN + encoded_metadata_len(&m);
+        for at in 0..clean.len() - CRC_LEN {
+            let mut bytes = clean.clone();
+            bytes[at] ^= 0x01;
+            fix_crc(&mut bytes);
+            match open(bytes, FileKind::Save, Some(&key)) {
+                Err(Error::Tampered) => {}
+                // The flag bit itself: the file now says it is plain, and a manager with a key
+                // refuses plain files (NotEncrypted); the format alone cannot know.
+                Ok(opened) if at == OFF_FLAGS => assert!(!opened.header.authenticated),
+                Err(e) if at < body_start => {
+                    assert!(!matches!(e, Error::ChecksumMismatch { .. }), "{e}")
+                }
+                other => panic!("a flip at byte {at}: {other:?}"),
+            }
+        }
+        let other = Key::from_bytes([8; 32]);
+        assert!(matches!(
+            open(clean.clone(), FileKind::Save, Some(&other)),
+            Err(Error::Tampered)
+        ));
+        assert!(matches!(
+            open(clean.clone(), FileKind::Save, None),
+            Err(Error::KeyRequired)
+        ));
+        let unverified = open_unverified(clean, FileKind::Save).unwrap();
+        assert_eq!(unverified.toc.len(), 2);
+    }
+
+    #[test]
+    fn format_1_has_no_integrity_only_files_and_no_memento_versions() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        assert!(matches!(
+            seal(&params_v1(&m, Protect::Authenticated(&key)), &ENTRIES),
+            Err(Error::Config { .. })
+        ));
+        let mut bytes = seal(&params_v1(&m, Protect::Plain), &ENTRIES_V2).unwrap();
+        let opened = open(bytes.clone(), FileKind::Save, None).unwrap();
+        assert!(
+            opened
+                .toc
+                .iter()
+                .all(|e| e.version == DEFAULT_MEMENTO_VERSION)
+        );
+        // The authenticated bit means nothing in format 1.
+        bytes[OFF_FLAGS] |= FLAG_AUTHENTICATED as u8;
+        fix_crc(&mut bytes);
+        assert!(matches!(
+            open(bytes, FileKind::Save, None),
+            Err(Error::UnknownFlags { flags: 2 })
+        ));
+        // Both bits at once is no file of format 2.
+        let mut both = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
+        both[OFF_FLAGS] |= (FLAG_ENCRYPTED | FLAG_AUTHENTICATED) as u8;
+        fix_crc(&mut both);
+        assert!(matches!(
+            open(both, FileKind::Save, None),
+            Err(Error::Malformed { .. })
+        ));
+    }
 
     /// `check_crc_in_pieces` over `bytes`, as a storage would read them.
     fn check_in_pieces(bytes: &[u8]) -> Result<()> {
@@ -748,11 +1051,11 @@ mod tests {
     #[test]
     fn a_check_in_pieces_agrees_with_the_whole_file_check() {
         let m = metadata();
-        let small = seal(&params(&m, None), &ENTRIES).unwrap();
+        let small = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         // Over three pieces, so flips land in every piece and the trailer's bytes may straddle
         // two of them.
         let big_entry = vec![0x5a; 2 * CRC_PIECE + 1000];
-        let big = seal(&params(&m, None), &[("world", &big_entry)]).unwrap();
+        let big = seal(&params(&m, Protect::Plain), &[("world", 1, &big_entry[..])]).unwrap();
         for bytes in [&small, &big] {
             assert!(check_in_pieces(bytes).is_ok());
             let len = bytes.len();
@@ -819,6 +1122,29 @@ mod tests {
         ];
         assert_eq!(rows, code);
         assert_eq!(OFF_PAYLOAD_LEN + 8, HEADER_LEN);
+        // Format version 2: the flags, the tag, the table of contents' memento version.
+        let flags_row = layout
+            .lines()
+            .find(|l| l.starts_with("| 10 | 2 | flags |"))
+            .unwrap();
+        assert_eq!((FLAG_ENCRYPTED, FLAG_AUTHENTICATED), (1, 2));
+        assert!(flags_row.contains("Bit 0: encrypted. Bit 1: authenticated"));
+        assert!(layout.contains(&format!("followed by its {MAC_LEN}-byte HMAC-SHA256 tag")));
+        assert!(layout.contains(&format!("bytes 0 .. end−{}", MAC_LEN + CRC_LEN)));
+        assert!(layout.contains(
+            "id (`u16` length, UTF-8, not empty, at most 1024 bytes), memento version (`u32`), offset (`u64`), length (`u64`)"
+        ));
+        assert_eq!(toc_entry_fixed(FORMAT_VERSION_2), 2 + 4 + 8 + 8);
+        assert_eq!(toc_entry_fixed(1), 2 + 8 + 8);
+        assert!(doc.contains(&format!("`u16`, {FORMAT_VERSION} (1 is read too)")));
+        #[cfg(feature = "integrity")]
+        {
+            let label = std::str::from_utf8(crate::crypto::MAC_KEY_LABEL).unwrap();
+            assert!(layout.contains(&format!(
+                "\"{label}\")` (the label's\n{} ASCII bytes)",
+                label.len()
+            )));
+        }
         assert!(layout.contains(&format!("| {HEADER_LEN} | *M* | metadata |")));
         assert!(layout.contains(&format!("| end−{CRC_LEN} | {CRC_LEN} | CRC32 |")));
     }
@@ -826,7 +1152,7 @@ mod tests {
     #[test]
     fn sections_add_up_to_the_file() {
         let m = metadata();
-        let bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let bytes = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
         let s = header.sections();
         assert_eq!(s.header, 0..HEADER_LEN as u64);
@@ -841,7 +1167,7 @@ mod tests {
     #[test]
     fn a_table_of_contents_that_claims_too_much_is_refused_before_allocating() {
         let m = metadata();
-        let mut bytes = seal(&params(&m, None), &ENTRIES).unwrap();
+        let mut bytes = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         let body = parse_header(&bytes, None).unwrap().sections().payload.start as usize;
         bytes[body..body + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         fix_crc(&mut bytes);
@@ -852,7 +1178,7 @@ mod tests {
     #[test]
     fn toc_ranges_outside_the_document_are_refused() {
         let m = metadata();
-        let clean = seal(&params(&m, None), &ENTRIES).unwrap();
+        let clean = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         let body = parse_header(&clean, None).unwrap().sections().payload.start as usize;
         // First entry: 4 (count) + 2 + "player" (6) + offset (8) + length (8).
         let offset_at = body + 4 + 2 + 6;
@@ -887,15 +1213,15 @@ mod tests {
     #[test]
     fn unknown_versions_flags_codecs_and_kinds_are_typed_errors() {
         let m = metadata();
-        let clean = seal(&params(&m, None), &ENTRIES).unwrap();
+        let clean = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
         type Expect = fn(&Error) -> bool;
         let cases: [(usize, &[u8], Expect); 5] = [
-            (OFF_VERSION, &2u16.to_le_bytes(), |e| {
+            (OFF_VERSION, &3u16.to_le_bytes(), |e| {
                 matches!(
                     e,
                     Error::UnsupportedFormat {
-                        found: 2,
-                        supported: 1
+                        found: 3,
+                        supported: 2
                     }
                 )
             }),

@@ -11,9 +11,11 @@
 //! ```text
 //! offset     size  field
 //! 0          8     magic               89 53 41 56 0D 0A 1A 0A  ("\x89SAV\r\n\x1a\n")
-//! 8          2     format version      u16, 1
-//! 10         2     flags               u16; bit 0 = encrypted; every other bit must be 0
-//! 12         1     codec               1 = JSON, 2 = MessagePack
+//! 8          2     format version      u16, 2 (1 is read too: see below)
+//! 10         2     flags               u16; bit 0 = encrypted; bit 1 = authenticated
+//!                                      (integrity-only; never with bit 0); bits 2-3 kept for
+//!                                      compression; every other bit must be 0
+//! 12         1     codec               1 = JSON, 2 = MessagePack (3 kept for a binary codec)
 //! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
 //!                                      (a different layout from here on: see [`replay`])
 //! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
@@ -26,7 +28,9 @@
 //! 44         8     payload length P    u64
 //! 52         M     metadata            see below
 //! 52+M       12    nonce               only when encrypted
-//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag
+//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag;
+//!                                      when authenticated, the body then a 32-byte
+//!                                      HMAC-SHA256 tag of every byte before the tag
 //! end-4      4     CRC32               IEEE CRC32 of every byte before it
 //!
 //! metadata:
@@ -42,6 +46,8 @@
 //!   4                entry count N      u32
 //!   N times:                            the table of contents, ids in ascending byte order
 //!     2 + n            id               u16 length, UTF-8, not empty
+//!     4                memento version  u32, the memento's own data version (not in
+//!                                       format version 1, whose mementos are all at 1)
 //!     8                offset           u64, of the memento within the document
 //!     8                length           u64, of the memento
 //!   rest             document           the codec's map of id -> memento: a JSON object or a
@@ -62,6 +68,11 @@
 //!
 //! - The header and metadata (bytes `0..52+M`) are the AES-GCM associated data: editing any of
 //!   them, or moving a file to another slot, makes the file fail to open.
+//! - An integrity-only file's tag is HMAC-SHA256, under a key derived from the game's key, of
+//!   every byte before the tag: editing anything (and fixing the CRC) fails with
+//!   [`Error::Tampered`](crate::Error::Tampered).
+//! - Format version 1 is version 2 without flag bit 1 and without the memento version in the
+//!   table of contents; this library reads it forever and writes version 2.
 //! - The CRC32 sits at the end of the file in every format version, so it is checked before the
 //!   format version is trusted: a bit flip in the version field reads as corruption, not as a
 //!   file from the future. A CRC failure means damage on disk; an AES-GCM failure with a good
@@ -76,12 +87,14 @@ mod metadata;
 pub mod replay;
 
 pub use frame::{
-    CRC_LEN, FLAG_ENCRYPTED, FORMAT_VERSION, FileKind, HEADER_LEN, Header, Key, MAGIC, MAX_ID_LEN,
-    MAX_METADATA_LEN, NONCE_LEN, Sections, TAG_LEN, check_crc, header_len, parse_header,
-    record_len,
+    CRC_LEN, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FORMAT_VERSION,
+    FORMAT_VERSION_2, FileKind, HEADER_LEN, Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN,
+    MAX_METADATA_LEN, NONCE_LEN, Protection, Sections, TAG_LEN, check_crc, header_len,
+    parse_header, record_len,
 };
 pub(crate) use frame::{
-    Opened, SealParams, check_crc_in_pieces, missing_key, open, random_nonce, seal,
+    Opened, Protect, SealParams, check_crc_in_pieces, missing_key, open, open_unverified,
+    random_nonce, seal,
 };
 pub use metadata::Metadata;
 

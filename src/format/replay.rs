@@ -322,7 +322,9 @@ pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
         format_version,
         FORMAT_VERSION,
         bytes::read_u16(&buf, OFF_FLAGS),
-    )?;
+        frame::FLAG_ENCRYPTED,
+    )? & frame::FLAG_ENCRYPTED
+        != 0;
     let codec = Codec::from_id(buf[OFF_CODEC])?;
     if buf[OFF_FILE_KIND] != FileKind::Replay.id() {
         return Err(Error::WrongFileKind {

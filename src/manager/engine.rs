@@ -82,11 +82,12 @@ impl Engine {
         // leftover deltas were written for.
         let leftover = self.journals.generation(&self.files, &name);
         let seal = |previous: u64| {
-            snapshot.seal_file(
+            snapshot.seal_file_with(
                 slot,
                 self.files.schema_version,
                 previous.max(leftover).saturating_add(1),
-                self.files.key.as_ref(),
+                SystemTime::now(),
+                self.files.sealing(),
             )
         };
         let (previous, bytes) = self.check_previous_and_seal(&name, seal)?;
@@ -336,13 +337,11 @@ impl Engine {
             .collect())
     }
 
-    /// Brings a snapshot at schema version `from` up to the game's.
+    /// Brings a snapshot at schema version `from` up to the game's, and each memento up to
+    /// the end of its own steps.
     fn migrate(&self, snapshot: Snapshot, from: u32) -> Result<Snapshot> {
-        if from == self.files.schema_version {
-            return Ok(snapshot);
-        }
         self.migrations
-            .migrate_snapshot(&snapshot, from, self.files.schema_version)
+            .upgrade(snapshot, from, self.files.schema_version)
     }
 
     /// Every slot with a file, for a load menu.
@@ -419,7 +418,7 @@ impl Engine {
                 found: header.schema_version,
                 supported: self.files.schema_version,
             }
-        } else if header.encrypted && self.files.key.is_none() {
+        } else if header.needs_key() && self.files.key.is_none() {
             SlotStatus::NeedsKey
         } else if let Err(e) = self.files.check_encryption(&header) {
             SlotStatus::Unreadable {
@@ -560,7 +559,7 @@ impl Engine {
             self.files.schema_version,
             base.generation,
             state.next_sequence,
-            self.files.key.as_ref(),
+            self.files.sealing(),
         )?;
         let journal_len = state.len + record.len() as u64;
         if journal_len > self.files.max_file_size {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header, Key};
 use crate::slot::SlotId;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Sealing, Snapshot};
 use crate::storage::{Head, Storage, StoredFile, TooLarge};
 
 /// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
@@ -21,12 +21,24 @@ pub(super) const HEAD_READ: usize = 4096;
 pub(crate) struct Files {
     pub(super) storage: Arc<dyn Storage>,
     pub(super) key: Option<Key>,
+    /// With the key: authenticate saves (integrity-only) instead of encrypting them.
+    pub(super) integrity_only: bool,
     pub(super) allow_unencrypted: bool,
     pub(super) schema_version: u32,
     pub(super) max_file_size: u64,
 }
 
 impl Files {
+    /// How the manager seals what it writes: with its key, encrypted or (integrity-only)
+    /// authenticated; without one, plain.
+    pub(super) fn sealing(&self) -> Sealing<'_> {
+        match &self.key {
+            Some(key) if self.integrity_only => Sealing::Authenticated(key),
+            Some(key) => Sealing::Encrypted(key),
+            None => Sealing::Plain,
+        }
+    }
+
     /// The crate's error for the storage's error `e` on `name`: the path added, and a size cap
     /// exceeded as [`Error::TooLarge`].
     pub(super) fn error(&self, name: &str, e: io::Error) -> Error {
@@ -122,9 +134,10 @@ impl Files {
         Ok(())
     }
 
-    /// Refuses a plain save when the manager has a key (unless allowed).
+    /// Refuses a plain save when the manager has a key (unless allowed). Encrypted and
+    /// authenticated files are both sealed with the key: either is accepted.
     pub(super) fn check_encryption(&self, header: &Header) -> Result<()> {
-        if self.key.is_some() && !header.encrypted && !self.allow_unencrypted {
+        if self.key.is_some() && !header.needs_key() && !self.allow_unencrypted {
             return Err(Error::NotEncrypted);
         }
         Ok(())

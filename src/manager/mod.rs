@@ -60,6 +60,7 @@ pub struct ManagerBuilder {
     location: Option<Location>,
     codec: Codec,
     key: Option<Key>,
+    integrity_only: bool,
     allow_unencrypted: bool,
     schema_version: u32,
     migrations: Migrations,
@@ -115,6 +116,26 @@ impl ManagerBuilder {
     /// every load of an encrypted file with a key fails with [`Error::FeatureDisabled`].
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
+        self.integrity_only = false;
+        self
+    }
+
+    /// Authenticate saves with this key instead of encrypting them (integrity-only mode, the
+    /// `integrity` feature): the body stays readable JSON or MessagePack, and an HMAC-SHA256
+    /// tag over the whole file makes any edit, even one with a recomputed CRC, fail to load
+    /// with [`Error::Tampered`]. For games whose saves players (or modders, or support) may
+    /// read but must not change. The key is checked the same way as [`key`](Self::key)'s:
+    /// files without a tag are refused unless [`allow_unencrypted`](Self::allow_unencrypted),
+    /// and encrypted files under the same key still load. A manager without the key refuses
+    /// integrity-only files ([`Error::KeyRequired`]); tools read them unchecked with
+    /// [`Snapshot::open_file_unverified`]. Replays recorded through
+    /// [`SaveLoadManager::recorder`] are encrypted with the key (replays have no
+    /// integrity-only form). In a build without the `integrity` feature, every save and every
+    /// load of an integrity-only file with a key fails with [`Error::FeatureDisabled`].
+    /// The last of `key` and `integrity_only` wins.
+    pub fn integrity_only(mut self, key: Key) -> Self {
+        self.key = Some(key);
+        self.integrity_only = true;
         self
     }
 
@@ -211,6 +232,7 @@ impl ManagerBuilder {
                 files: Files {
                     storage,
                     key: self.key,
+                    integrity_only: self.integrity_only,
                     allow_unencrypted: self.allow_unencrypted,
                     schema_version: self.schema_version,
                     max_file_size: self.max_file_size,
@@ -283,6 +305,7 @@ impl SaveLoadManager {
                 Codec::Json
             },
             key: None,
+            integrity_only: false,
             allow_unencrypted: false,
             schema_version: 1,
             migrations: Migrations::new(),

@@ -104,6 +104,7 @@ impl Store {
                 storage: Arc::clone(&files.storage),
                 key: files.key.clone(),
                 allow_unencrypted: files.allow_unencrypted,
+                integrity_only: files.integrity_only,
                 schema_version,
                 max_file_size: files.max_file_size,
             },

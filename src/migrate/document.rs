@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::error::MigrationError;
 use super::value::Value;
+use crate::format::DEFAULT_MEMENTO_VERSION;
 
 /// A save's mementos as generic trees, by originator id: what a migration step edits.
 ///
@@ -23,9 +24,17 @@ use super::value::Value;
 /// assert_eq!(doc.pointer("/player/health"), Some(&Value::from(7)));
 /// # Ok::<(), savegame::migrate::MigrationError>(())
 /// ```
+///
+/// Each memento also has a version of its own ([`version`](Self::version)): the one its save
+/// recorded, [`DEFAULT_MEMENTO_VERSION`] for a memento of a format-1 file or one a step
+/// creates. A whole-memento move (`/hero` → `/player`) carries its version along; a memento a
+/// step adds, splits out or replaces under a new id starts at the default, unless the step
+/// sets one with [`set_version`](Self::set_version).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Document {
     mementos: BTreeMap<String, Value>,
+    /// Versions other than the default, of ids in `mementos`.
+    versions: BTreeMap<String, u32>,
 }
 
 impl Document {
@@ -46,6 +55,37 @@ impl Document {
         self.mementos.get(id)
     }
 
+    /// The version of memento `id`, or `None` if there is no such memento.
+    #[must_use]
+    pub fn version(&self, id: &str) -> Option<u32> {
+        self.mementos.contains_key(id).then(|| {
+            self.versions
+                .get(id)
+                .copied()
+                .unwrap_or(DEFAULT_MEMENTO_VERSION)
+        })
+    }
+
+    /// Sets the version of memento `id`.
+    ///
+    /// # Errors
+    /// When there is no such memento.
+    pub fn set_version(&mut self, id: &str, version: u32) -> Result<(), MigrationError> {
+        if !self.mementos.contains_key(id) {
+            return Err(MigrationError::new(pointer_of(&[id]), "no such memento"));
+        }
+        self.put_version(id, version);
+        Ok(())
+    }
+
+    fn put_version(&mut self, id: &str, version: u32) {
+        if version == DEFAULT_MEMENTO_VERSION {
+            self.versions.remove(id);
+        } else {
+            self.versions.insert(id.to_owned(), version);
+        }
+    }
+
     /// The memento `id`, to change.
     ///
     /// # Errors
@@ -56,13 +96,19 @@ impl Document {
             .ok_or_else(|| MigrationError::new(pointer_of(&[id]), "no such memento"))
     }
 
-    /// Adds or replaces the memento `id`; returns the old one.
+    /// Adds or replaces the memento `id`; returns the old one. A replaced memento keeps its
+    /// version; a new one is at [`DEFAULT_MEMENTO_VERSION`].
     pub fn insert(&mut self, id: impl Into<String>, memento: Value) -> Option<Value> {
-        self.mementos.insert(id.into(), memento)
+        let id = id.into();
+        if !self.mementos.contains_key(&id) {
+            self.versions.remove(&id);
+        }
+        self.mementos.insert(id, memento)
     }
 
-    /// Removes the memento `id` and returns it.
+    /// Removes the memento `id` and returns it (its version goes with it).
     pub fn remove(&mut self, id: &str) -> Option<Value> {
+        self.versions.remove(id);
         self.mementos.remove(id)
     }
 
@@ -81,7 +127,7 @@ impl Document {
             .memento_mut(from)?
             .remove(field)
             .ok_or_else(|| MigrationError::new(pointer_of(&[from, field]), "no such field"))?;
-        self.mementos.insert(to.to_owned(), value);
+        self.insert(to, value);
         Ok(())
     }
 
@@ -106,7 +152,7 @@ impl Document {
                 "the field already exists",
             ));
         }
-        if let Some(value) = self.mementos.remove(from) {
+        if let Some(value) = self.remove(from) {
             self.memento_mut(into)?.insert(field, value);
         }
         Ok(())
@@ -154,12 +200,26 @@ impl Document {
         self.move_at(&from_tokens, &to_tokens)
     }
 
-    pub(crate) fn into_mementos(self) -> BTreeMap<String, Value> {
-        self.mementos
+    /// The mementos with their versions.
+    pub(crate) fn into_versioned(self) -> impl Iterator<Item = (String, u32, Value)> {
+        let Document {
+            mementos,
+            mut versions,
+        } = self;
+        mementos.into_iter().map(move |(id, value)| {
+            let version = versions.remove(&id).unwrap_or(DEFAULT_MEMENTO_VERSION);
+            (id, version, value)
+        })
     }
 
-    pub(crate) fn from_mementos(mementos: BTreeMap<String, Value>) -> Self {
-        Document { mementos }
+    /// A document of these mementos, with their versions.
+    pub(crate) fn from_versioned(mementos: impl IntoIterator<Item = (String, u32, Value)>) -> Self {
+        let mut doc = Document::new();
+        for (id, version, value) in mementos {
+            doc.put_version(&id, version);
+            doc.mementos.insert(id, value);
+        }
+        doc
     }
 
     /// The value at `tokens`, to change.
@@ -214,7 +274,7 @@ impl Document {
                 if if_absent && self.mementos.contains_key(id) {
                     return Ok(false);
                 }
-                self.mementos.insert(id.clone(), value);
+                self.insert(id.clone(), value);
                 Ok(true)
             }
             [parent @ .., last] => {
@@ -257,7 +317,6 @@ impl Document {
         match tokens {
             [] => Err(MigrationError::new("", "cannot remove the whole document")),
             [id] => self
-                .mementos
                 .remove(id)
                 .ok_or_else(|| MigrationError::new(path, "no such memento")),
             [parent @ .., last] => {
@@ -287,12 +346,23 @@ impl Document {
                 "cannot move a value inside itself",
             ));
         }
+        // A whole memento moves with its version.
+        let version = match from {
+            [id] => self.version(id),
+            _ => None,
+        };
         let value = self.remove_at(from)?;
         let backup = value.clone();
         if let Err(e) = self.add_at(to, value, false) {
             // Put it back where it was, so a failed step leaves nothing half-done.
             let _ = self.add_at(from, backup, false);
+            if let (Some(v), [id]) = (version, from) {
+                self.put_version(id, v);
+            }
             return Err(e);
+        }
+        if let (Some(v), [id]) = (version, to) {
+            self.put_version(id, v);
         }
         Ok(())
     }

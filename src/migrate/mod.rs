@@ -112,6 +112,18 @@ use patch::PatchOp;
 /// A Rust migration step: edits the document in place.
 pub type StepFn = dyn Fn(&mut Document) -> Result<(), MigrationError> + Send + Sync;
 
+/// A per-memento migration step: edits one memento in place.
+pub type MementoStepFn = dyn Fn(&mut Value) -> Result<(), MigrationError> + Send + Sync;
+
+/// A step of one originator's memento, from one memento version to the next.
+#[derive(Clone)]
+struct MementoStep {
+    id: String,
+    from: u32,
+    to: u32,
+    f: Arc<MementoStepFn>,
+}
+
 #[derive(Clone)]
 enum Action {
     Rust(Arc<StepFn>),
@@ -152,11 +164,20 @@ pub struct StepInfo {
 #[derive(Clone, Default)]
 pub struct Migrations {
     steps: Vec<Step>,
+    memento_steps: Vec<MementoStep>,
 }
 
 impl fmt::Debug for Migrations {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.steps().iter()).finish()
+        let memento_steps: Vec<String> = self
+            .memento_steps
+            .iter()
+            .map(|s| format!("{} {}→{}", s.id, s.from, s.to))
+            .collect();
+        f.debug_struct("Migrations")
+            .field("steps", &self.steps())
+            .field("memento_steps", &memento_steps)
+            .finish()
     }
 }
 
@@ -251,10 +272,63 @@ impl Migrations {
         Ok(migrations)
     }
 
+    /// Adds a step for one originator's memento: it takes memento `id` from memento version
+    /// `from` to `to` (`to` must be `from + 1`; [`check`](Self::check) says so), whatever the
+    /// save's schema version, so parts of a game (mods, DLC, plugins) evolve apart. The step
+    /// edits the memento alone. The end of an id's chain is the version a load brings its
+    /// memento to, and should be its originator's
+    /// [`memento_version`](crate::Originator::memento_version).
+    ///
+    /// Order on load: first every whole-document step from the save's schema version to the
+    /// game's (which may rename, split and merge mementos), then, for each memento under the
+    /// id it has after them (in ascending id order), its own steps from its recorded version
+    /// to the end of its chain.
+    ///
+    /// ```
+    /// use savegame::migrate::Migrations;
+    ///
+    /// let migrations = Migrations::new().memento_step("player", 2, 3, |player| {
+    ///     player.rename("hp", "health");
+    ///     Ok(())
+    /// });
+    /// migrations.check(1)?;
+    /// assert_eq!(migrations.memento_version("player"), Some(3));
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    #[must_use]
+    pub fn memento_step(
+        mut self,
+        id: impl Into<String>,
+        from: u32,
+        to: u32,
+        f: impl Fn(&mut Value) -> Result<(), MigrationError> + Send + Sync + 'static,
+    ) -> Self {
+        self.memento_steps.push(MementoStep {
+            id: id.into(),
+            from,
+            to,
+            f: Arc::new(f),
+        });
+        self
+    }
+
+    /// The version a load brings memento `id` to: the end of its chain of
+    /// [per-memento steps](Self::memento_step), or `None` if it has none (its mementos are
+    /// then left at whatever version they were saved at).
+    #[must_use]
+    pub fn memento_version(&self, id: &str) -> Option<u32> {
+        self.memento_steps
+            .iter()
+            .filter(|s| s.id == id)
+            .map(|s| s.to)
+            .max()
+    }
+
     /// Adds every step of `other`.
     #[must_use]
     pub fn with(mut self, other: Migrations) -> Self {
         self.steps.extend(other.steps);
+        self.memento_steps.extend(other.memento_steps);
         self
     }
 
@@ -267,11 +341,14 @@ impl Migrations {
     }
 
     /// Checks the chain for a game at schema version `current`: step versions are unique,
-    /// consecutive, and end at `current` (when there are any), and none is below 2.
+    /// consecutive, and end at `current` (when there are any), and none is below 2. Each
+    /// memento's chain of [per-memento steps](Self::memento_step) goes up one version a step,
+    /// from version 1 or later, with no gap and no duplicate.
     ///
     /// # Errors
     /// [`Error::MigrationChain`] saying what is wrong.
     pub fn check(&self, current: u32) -> Result<()> {
+        self.check_memento_chains()?;
         let mut versions: Vec<u32> = self.steps.iter().map(|s| s.version).collect();
         versions.sort_unstable();
         let bad = |reason: String| Err(Error::MigrationChain { reason });
@@ -299,6 +376,150 @@ impl Migrations {
             )),
             _ => Ok(()),
         }
+    }
+
+    fn check_memento_chains(&self) -> Result<()> {
+        let bad = |reason: String| Err(Error::MigrationChain { reason });
+        let mut ids: Vec<&str> = self.memento_steps.iter().map(|s| s.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let mut chain: Vec<&MementoStep> =
+                self.memento_steps.iter().filter(|s| s.id == id).collect();
+            chain.sort_by_key(|s| s.from);
+            if let Some(s) = chain.iter().find(|s| s.to != s.from.saturating_add(1)) {
+                return bad(format!(
+                    "memento {id:?}: a step goes from version {} to {}; each step goes up one version",
+                    s.from, s.to
+                ));
+            }
+            if let Some(s) = chain.iter().find(|s| s.from == 0) {
+                return bad(format!(
+                    "memento {id:?}: a step starts at version {}; memento versions start at 1",
+                    s.from
+                ));
+            }
+            if let Some(w) = chain.windows(2).find(|w| w[0].from == w[1].from) {
+                return bad(format!(
+                    "memento {id:?}: two steps start at version {}",
+                    w[0].from
+                ));
+            }
+            if let Some(w) = chain.windows(2).find(|w| w[1].from != w[0].to) {
+                return bad(format!(
+                    "memento {id:?}: gap: no step from version {} (steps jump from {} to {})",
+                    w[0].to, w[0].to, w[1].from
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings memento `id`, at memento version `from`, to the end of its chain; returns the
+    /// version it is at after (`from` when it has no steps).
+    fn migrate_memento(&self, id: &str, value: &mut Value, from: u32) -> Result<u32> {
+        let Some(end) = self.memento_version(id) else {
+            return Ok(from);
+        };
+        if from > end {
+            return Err(Error::NewerMemento {
+                id: id.to_owned(),
+                found: from,
+                supported: end,
+            });
+        }
+        let mut version = from;
+        while version < end {
+            let step = self
+                .memento_steps
+                .iter()
+                .find(|s| s.id == id && s.from == version)
+                .ok_or_else(|| Error::NoMementoMigrationPath {
+                    id: id.to_owned(),
+                    from,
+                    to: end,
+                })?;
+            (step.f)(value).map_err(|source| Error::MementoMigration {
+                id: id.to_owned(),
+                from: step.from,
+                to: step.to,
+                source,
+            })?;
+            version = step.to;
+        }
+        Ok(version)
+    }
+
+    /// Runs every memento's own steps on `doc` (see [`memento_step`](Self::memento_step)):
+    /// each memento from its version to the end of its chain.
+    ///
+    /// # Errors
+    /// [`Error::NewerMemento`], [`Error::NoMementoMigrationPath`] or
+    /// [`Error::MementoMigration`]; on error `doc` is partly migrated and should be dropped.
+    pub fn run_memento_steps(&self, doc: &mut Document) -> Result<()> {
+        if self.memento_steps.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<String> = doc.ids().map(str::to_owned).collect();
+        for id in ids {
+            let Some(from) = doc.version(&id) else {
+                continue;
+            };
+            let value = doc
+                .memento_mut(&id)
+                .map_err(|source| Error::MementoMigration {
+                    id: id.clone(),
+                    from,
+                    to: from,
+                    source,
+                })?;
+            let to = self.migrate_memento(&id, value, from)?;
+            if to != from {
+                doc.set_version(&id, to)
+                    .map_err(|source| Error::MementoMigration {
+                        id: id.clone(),
+                        from,
+                        to,
+                        source,
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings a loaded snapshot at schema version `from` up to date for a game at `to`: what a
+    /// load runs. At the game's schema version only the mementos below the end of their own
+    /// chains are decoded and migrated (the others keep their bytes); an older save goes
+    /// through [`migrate_snapshot`](Self::migrate_snapshot). A snapshot with nothing to migrate
+    /// comes back as it was.
+    ///
+    /// # Errors
+    /// As for [`migrate_snapshot`](Self::migrate_snapshot).
+    pub fn upgrade(&self, snapshot: Snapshot, from: u32, to: u32) -> Result<Snapshot> {
+        if from != to {
+            return self.migrate_snapshot(&snapshot, from, to);
+        }
+        let stale: Vec<(String, u32)> = snapshot
+            .ids()
+            .filter_map(|id| {
+                let version = snapshot.version(id)?;
+                let end = self.memento_version(id)?;
+                (version != end).then(|| (id.to_owned(), version))
+            })
+            .collect();
+        if stale.is_empty() {
+            return Ok(snapshot);
+        }
+        let codec = snapshot.codec();
+        let mut snapshot = snapshot;
+        for (id, version) in stale {
+            let raw = snapshot.encoded(&id)?;
+            let mut value: Value = codec.decode(raw).map_err(|e| e.decoding(&id))?;
+            let new_version = self.migrate_memento(&id, &mut value, version)?;
+            snapshot.capture_memento(&id, &value)?;
+            snapshot.set_version(&id, new_version)?;
+        }
+        Ok(snapshot)
     }
 
     /// The steps that take a save from version `from` to `to`, in order.
@@ -337,14 +558,18 @@ impl Migrations {
     }
 
     /// Migrates a whole snapshot from version `from` to `to`: decodes each memento to a
-    /// [`Value`], runs the steps, and encodes the mementos again in the snapshot's codec.
+    /// [`Value`], runs the whole-document steps, then each memento's own steps
+    /// ([`run_memento_steps`](Self::run_memento_steps)), and encodes the mementos again in the
+    /// snapshot's codec, each at its new version.
     ///
     /// # Errors
-    /// As for [`run`](Self::run); [`Error::Decode`] or [`Error::Encode`] when a memento cannot
-    /// be turned into a value tree or back.
+    /// As for [`run`](Self::run) and [`run_memento_steps`](Self::run_memento_steps);
+    /// [`Error::Decode`] or [`Error::Encode`] when a memento cannot be turned into a value tree
+    /// or back.
     pub fn migrate_snapshot(&self, snapshot: &Snapshot, from: u32, to: u32) -> Result<Snapshot> {
         let mut doc = to_document(snapshot)?;
         self.run(&mut doc, from, to)?;
+        self.run_memento_steps(&mut doc)?;
         from_document(doc, snapshot.codec(), snapshot.metadata().clone())
     }
 }
@@ -355,13 +580,16 @@ impl Migrations {
 /// [`Error::Decode`] when a memento is not a valid value of the snapshot's codec.
 pub fn to_document(snapshot: &Snapshot) -> Result<Document> {
     let codec = snapshot.codec();
-    let mut mementos = std::collections::BTreeMap::new();
+    let mut mementos = Vec::with_capacity(snapshot.len());
     for id in snapshot.ids() {
         let raw = snapshot.raw(id).unwrap_or_default();
         let value: Value = codec.decode(raw).map_err(|e| e.decoding(id))?;
-        mementos.insert(id.to_owned(), value);
+        let version = snapshot
+            .version(id)
+            .unwrap_or(crate::format::DEFAULT_MEMENTO_VERSION);
+        mementos.push((id.to_owned(), version, value));
     }
-    Ok(Document::from_mementos(mementos))
+    Ok(Document::from_versioned(mementos))
 }
 
 /// A snapshot of a [`Document`]'s mementos, encoded with `codec`.
@@ -371,8 +599,9 @@ pub fn to_document(snapshot: &Snapshot) -> Result<Document> {
 pub fn from_document(doc: Document, codec: Codec, metadata: crate::Metadata) -> Result<Snapshot> {
     let mut snapshot = Snapshot::new(codec);
     *snapshot.metadata_mut() = metadata;
-    for (id, value) in doc.into_mementos() {
+    for (id, version, value) in doc.into_versioned() {
         snapshot.capture_memento(&id, &value)?;
+        snapshot.set_version(&id, version)?;
     }
     Ok(snapshot)
 }

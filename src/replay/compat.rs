@@ -76,11 +76,7 @@ impl Compat {
                 self.schema_from
             )));
         }
-        if from == self.schema_to {
-            return Ok(snapshot);
-        }
-        self.migrations
-            .migrate_snapshot(&snapshot, from, self.schema_to)
+        self.migrations.upgrade(snapshot, from, self.schema_to)
     }
 
     /// Decodes the input of `frame`, migrating it first when it is from an older format.

@@ -25,9 +25,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+use savegame::Key;
 use savegame::format::Header;
 use savegame::migrate::{Document, Value, to_document};
-use savegame::{Key, Snapshot};
 use serde::Serialize;
 
 use crate::diff::{Change, Kind, changes, push_token};
@@ -93,8 +93,9 @@ fn open_side<'a>(path: &'a Path, key: Option<&Key>) -> Result<Side<'a>, Failure>
             "WrongFileKind",
         ));
     }
-    let (header, snapshot) =
-        Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))?;
+    // An integrity-only file read without its key is compared as it reads; `inspect` and
+    // `verify` say whether its tag holds.
+    let (header, snapshot, _unchecked) = super::open_readable(path, bytes, key)?;
     let doc = to_document(&snapshot).map_err(|e| Failure::file(path, &e))?;
     Ok(Side { path, header, doc })
 }
@@ -189,6 +190,7 @@ struct FileSummary {
     generation: u64,
     codec: &'static str,
     encrypted: bool,
+    authenticated: bool,
     /// RFC 3339, UTC.
     saved_at: String,
     mementos: usize,
@@ -203,6 +205,7 @@ fn summary(side: &Side<'_>) -> FileSummary {
         generation: h.generation,
         codec: h.codec.name(),
         encrypted: h.encrypted,
+        authenticated: h.authenticated,
         saved_at: rfc3339(h.saved_at),
         mementos: side.doc.ids().count(),
     }
@@ -302,6 +305,14 @@ fn header_differences(a: &Header, b: &Header) -> Vec<Field> {
         "encrypted",
         a.encrypted,
         b.encrypted,
+        |e| if *e { "yes" } else { "no" }.to_owned(),
+    );
+    field(
+        &mut out,
+        "authenticated",
+        "authenticated",
+        a.authenticated,
+        b.authenticated,
         |e| if *e { "yes" } else { "no" }.to_owned(),
     );
     let (m, n) = (&a.metadata, &b.metadata);

@@ -14,7 +14,8 @@ use crate::failure::{Exit, Failure};
 /// When the file cannot be opened (exit 1; exit 2 when it needs a key), a memento does not
 /// decode, or stdout cannot be written.
 pub fn run(path: &Path, pretty: bool, key: Option<&Key>) -> Result<ExitCode, Failure> {
-    let (header, snapshot) = super::open(path, key)?;
+    let bytes = super::read_save(path)?;
+    let (header, snapshot, note) = super::open_readable(path, bytes, key)?;
     let dumped = dump(&header, &snapshot).map_err(|e| match e {
         DumpFailure::Library(e) => Failure::file(path, &e),
         DumpFailure::Dump(e) => Failure::bad(path, e, "Dump"),
@@ -28,5 +29,8 @@ pub fn run(path: &Path, pretty: bool, key: Option<&Key>) -> Result<ExitCode, Fai
         text.map_err(|e| Failure::bad(path, format!("cannot write JSON: {e}"), "Dump"))?;
     text.push('\n');
     super::print(&text)?;
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     Ok(Exit::Ok.into())
 }

@@ -65,6 +65,16 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
             "no".into()
         },
     );
+    if header.format_version >= savegame::format::FORMAT_VERSION_2 {
+        line(
+            "authenticated",
+            if header.authenticated {
+                "yes (HMAC-SHA256, integrity-only: the body is readable)".into()
+            } else {
+                "no".into()
+            },
+        );
+    }
     line("slot", slot_description(header.slot));
     line(
         "schema version",
@@ -122,13 +132,28 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
                 "mementos        encrypted: give a key (--key-file or SAVEGAME_KEY) to list them\n",
             );
         } else {
-            match Snapshot::open_file(bytes, key) {
+            let unchecked = header.authenticated && key.is_none();
+            let opened = if unchecked {
+                Snapshot::open_file_unverified(bytes)
+            } else {
+                Snapshot::open_file(bytes, key)
+            };
+            match opened {
                 Ok((_, snapshot)) => {
+                    if header.authenticated {
+                        line_tag(&mut out, unchecked);
+                    }
                     let _ = writeln!(out, "mementos        {}", snapshot.len());
                     for id in snapshot.ids() {
                         let len = snapshot.raw(id).map_or(0, <[u8]>::len);
+                        let version = match snapshot.version(id) {
+                            Some(v) if v != savegame::format::DEFAULT_MEMENTO_VERSION => {
+                                format!("  (memento version {v})")
+                            }
+                            _ => String::new(),
+                        };
                         let id = pad(&printable(id), 24);
-                        let _ = writeln!(out, "  {id} {len:>9} bytes");
+                        let _ = writeln!(out, "  {id} {len:>9} bytes{version}");
                     }
                 }
                 Err(e) => {
@@ -140,6 +165,20 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
     }
     super::print(&out)?;
     Ok(exit.into())
+}
+
+/// The `tag` line of an integrity-only file that opened: checked with the key, or not.
+fn line_tag(out: &mut String, unchecked: bool) {
+    let _ = writeln!(
+        out,
+        "{:<16}{}",
+        "tag",
+        if unchecked {
+            "not checked: no key given (the body is shown as it is; give a key to check it)"
+        } else {
+            "ok (checked with the key)"
+        }
+    );
 }
 
 /// The `schema version` line: the file's, marked when it is newer than the game's `schema`

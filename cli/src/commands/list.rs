@@ -297,7 +297,7 @@ fn row_for(
         Ok(h) => {
             let journal = path.with_file_name(format!("{name}.journal"));
             row.deltas = count_deltas(&journal, h.generation);
-            row.mark_against(h.schema_version, h.encrypted, schema, has_key);
+            row.mark_against(h.schema_version, h.needs_key(), schema, has_key);
         }
         Err(e) => {
             let unknown = matches!(e, Error::Malformed { .. })
@@ -323,11 +323,12 @@ fn row_for(
 
 impl Row {
     /// Marks a sound file "newer" when its schema is above the game's (`--schema`), or "needs
-    /// key" when it is encrypted and no key was given; whether it marked it.
+    /// key" when it is sealed with a key (encrypted or integrity-only, as a game's load menu
+    /// says) and no key was given; whether it marked it.
     fn mark_against(
         &mut self,
         found: u32,
-        encrypted: bool,
+        needs_key: bool,
         schema: Option<u32>,
         has_key: bool,
     ) -> bool {
@@ -336,7 +337,7 @@ impl Row {
             self.problem = Some(format!(
                 "schema version {found} is newer than the game's {game} [NewerSchema]"
             ));
-        } else if encrypted && !has_key {
+        } else if needs_key && !has_key {
             self.status = "needs key";
         } else {
             return false;

@@ -77,15 +77,18 @@ pub fn run(
     let migrated = migrations
         .migrate_snapshot(&snapshot, from, target)
         .map_err(|e| Failure::file(path, &e))?;
-    let seal_key = if header.encrypted { key } else { None };
-    let new_bytes = migrated
-        .seal_file(
-            header.slot,
-            target,
-            header.generation.saturating_add(1),
-            seal_key,
-        )
-        .map_err(|e| Failure::file(path, &e))?;
+    // Sealed as it was: encrypted, integrity-only or plain.
+    let seal_key = if header.needs_key() { key } else { None };
+    let new_bytes = super::seal_as(
+        &migrated,
+        header.slot,
+        target,
+        header.generation.saturating_add(1),
+        None,
+        header.authenticated,
+        seal_key,
+    )
+    .map_err(|e| Failure::file(path, &e))?;
     if new_bytes.len() as u64 > MAX_SAVE_SIZE {
         let err = Error::TooLarge {
             path: path.to_path_buf(),
@@ -179,7 +182,7 @@ fn dry(
         return Ok(Exit::Ok.into());
     };
     let mut out = describe_plan(path, from, target, &steps);
-    if header.encrypted && key.is_none() {
+    if header.needs_key() && key.is_none() {
         // The plan needs no key; running the steps does, as a real run does (exit 2).
         super::print(&out)?;
         return Err(Failure::usage(

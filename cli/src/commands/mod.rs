@@ -65,6 +65,62 @@ pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failur
     Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))
 }
 
+/// Opens save bytes to show them to a person: as [`open`] does, except that an integrity-only
+/// file without a key is opened without checking its tag (its body is readable; only the
+/// game's key can vouch for it). Then the third value is the note to print on stderr once the
+/// command has done its work (a failing command prints only its one-line error).
+///
+/// # Errors
+/// The library's error about `path`, as a failure.
+pub fn open_readable(
+    path: &Path,
+    bytes: Vec<u8>,
+    key: Option<&Key>,
+) -> Result<(Header, Snapshot, Option<String>), Failure> {
+    let unchecked = key.is_none()
+        && savegame::format::parse_header(&bytes, None).is_ok_and(|h| h.authenticated);
+    if unchecked {
+        let (header, snapshot) =
+            Snapshot::open_file_unverified(bytes).map_err(|e| Failure::file(path, &e))?;
+        return Ok((header, snapshot, Some(unchecked_note(path))));
+    }
+    let (header, snapshot) =
+        Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))?;
+    Ok((header, snapshot, None))
+}
+
+/// The note for an integrity-only file read without its key.
+pub fn unchecked_note(path: &Path) -> String {
+    format!(
+        "savegame: note: {} is integrity-only and no key was given: it was read without \
+         checking its tag, so nothing vouches that the game wrote it (give a key to check it)",
+        crate::failure::shown(path)
+    )
+}
+
+/// Seals `snapshot` as `protection` says, with `key`: authenticated or encrypted with a key,
+/// plain without one.
+///
+/// # Errors
+/// The library's error.
+pub fn seal_as(
+    snapshot: &Snapshot,
+    slot: savegame::SlotId,
+    schema: u32,
+    generation: u64,
+    saved_at: Option<std::time::SystemTime>,
+    authenticated: bool,
+    key: Option<&Key>,
+) -> savegame::Result<Vec<u8>> {
+    let time = saved_at.unwrap_or_else(std::time::SystemTime::now);
+    match key {
+        Some(key) if authenticated => {
+            snapshot.seal_file_authenticated(slot, schema, generation, time, key)
+        }
+        key => snapshot.seal_file_at(slot, schema, generation, time, key),
+    }
+}
+
 /// The kind byte of a file that has the savegame magic but is neither a save nor a replay (a
 /// kind from a newer version): `None` for saves, replays and files without the magic.
 pub fn unknown_file_kind(bytes: &[u8]) -> Option<u8> {

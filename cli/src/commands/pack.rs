@@ -86,16 +86,19 @@ pub fn run(
         ));
     }
     let slot = options.slot.unwrap_or(packed.slot);
-    let sealed = match stamp {
-        Stamp::Kept(time) => {
-            packed
-                .snapshot
-                .seal_file_at(slot, schema, packed.generation, time, key)
-        }
-        Stamp::Now(_) => packed
-            .snapshot
-            .seal_file(slot, schema, packed.generation, key),
+    let time = match stamp {
+        Stamp::Kept(time) => Some(time),
+        Stamp::Now(_) => None,
     };
+    let sealed = super::seal_as(
+        &packed.snapshot,
+        slot,
+        schema,
+        packed.generation,
+        time,
+        packed.authenticated,
+        key,
+    );
     let bytes = sealed.map_err(|e| Failure::file(out, &e))?;
     if bytes.len() as u64 > MAX_SAVE_SIZE {
         let err = Error::TooLarge {
@@ -127,7 +130,7 @@ pub fn run(
         shown(out),
         super::slot_name(slot),
         packed.snapshot.codec().name(),
-        if key.is_some() { "encrypted" } else { "plain" },
+        header.protection().name(),
         packed.snapshot.len(),
         bytes.len(),
         rfc3339(header.saved_at),
@@ -148,6 +151,13 @@ pub fn run(
             shown(out),
             super::slot_name(named),
             super::slot_name(slot)
+        );
+    }
+    if packed.authenticated && key.is_none() {
+        eprintln!(
+            "savegame: note: the dumped file was integrity-only and no key was given, so {} is \
+             plain (a game with a key refuses it unless it allows unencrypted saves)",
+            shown(out)
         );
     }
     if was_encrypted && key.is_none() {

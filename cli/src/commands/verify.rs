@@ -79,11 +79,7 @@ fn verify_one(path: &Path, game: Option<Game<'_>>, key: Option<&Key>) -> Result<
         super::slot_name(header.slot),
         header.schema_version,
         header.codec.name(),
-        if header.encrypted {
-            "encrypted"
-        } else {
-            "plain"
-        },
+        header.protection().name(),
         snapshot.len()
     );
     let from = header.schema_version;

@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 12] = [
+pub const FIXTURES: [&str; 20] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -24,11 +24,19 @@ pub const FIXTURES: [&str; 12] = [
     "v3-json-plain.sav",
     "v3-msgpack-aes.sav",
     "v3-msgpack-plain.sav",
+    "format2-v3-json-aes.sav",
+    "format2-v3-json-hmac.sav",
+    "format2-v3-json-plain.sav",
+    "format2-v3-msgpack-aes.sav",
+    "format2-v3-msgpack-hmac.sav",
+    "format2-v3-msgpack-plain.sav",
+    "format2-mementos-json-hmac.sav",
+    "format2-mementos-msgpack-plain.sav",
 ];
 
-/// The key for a fixture: `Some` for the encrypted ones.
+/// The key for a fixture: `Some` for the encrypted and the integrity-only ones.
 pub fn key_for(name: &str) -> Option<Key> {
-    name.contains("-aes").then(fixture_key)
+    (name.contains("-aes") || name.contains("-hmac")).then(fixture_key)
 }
 
 /// The migrations folder of the repository.

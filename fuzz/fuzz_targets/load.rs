@@ -9,8 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use savegame::storage::MemoryStorage;
 use savegame::migrate::Migrations;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Codec, Key, SaveLoadManager, Snapshot};
 use savegame_fuzz::{KEY, SLOT, key, manager, migrations, variants};
 
@@ -29,7 +29,9 @@ fuzz_target!(|data: &[u8]| {
 
 fn run(data: &[u8]) {
     let storage = MemoryStorage::new();
-    storage.put(&SLOT.file_name(), data.to_vec());
+    storage
+        .put(&SLOT.file_name(), data)
+        .expect("a memory storage takes any put");
     for key in [None, Some(Key::from_bytes(KEY))] {
         let manager = manager(&storage, key, true, 50, Codec::MessagePack);
         let _ = manager.list();
@@ -44,15 +46,12 @@ fn run(data: &[u8]) {
         .storage(storage.clone())
         .backups(0)
         .schema_version(3)
-        .migrations(migrations().with(Migrations::new().memento_step(
-            "player",
-            1,
-            2,
-            |player| {
+        .migrations(
+            migrations().with(Migrations::new().memento_step("player", 1, 2, |player| {
                 player.rename("stamina", "energy");
                 Ok(())
-            },
-        )))
+            })),
+        )
         .build()
         .expect("a memory manager always builds");
     let _ = migrating.plan_migration(SLOT);

@@ -934,6 +934,95 @@ fn a_command_merge_that_annuls_drops_the_entry() {
     assert_eq!(room.at(0), Some(A));
 }
 
+#[test]
+fn a_command_the_game_already_ran_is_registered_and_undoes_like_an_applied_one() {
+    // The command pool's `Register`: the tool moved the piece itself while the mouse dragged,
+    // and records the finished move once, in the state `apply` leaves a `Move` in (holding the
+    // position the piece came from).
+    let mut room = Room::default();
+    let chair = room.place("chair", A);
+    let lamp = room.place("lamp", (5, 5));
+    let mut registered = History::<Room, RoomCommand>::builder()
+        .limit(3)
+        .build()
+        .unwrap();
+    let mut applied = History::<Room, RoomCommand>::builder()
+        .limit(3)
+        .build()
+        .unwrap();
+    let mut twin = room.clone();
+
+    let m = |id, to| RoomCommand::Move { id, to };
+    for (id, to) in [(chair, B), (lamp, D), (chair, C), (lamp, A)] {
+        // The tool drags the piece frame by frame, then registers the move.
+        let from = room.at(id).unwrap();
+        for x in 0..30 {
+            room.move_to(id, (x, x));
+        }
+        room.move_to(id, to);
+        assert!(registered.record_applied(m(id, from)).unwrap());
+        // The same move, run by the history.
+        assert!(applied.apply(&mut twin, m(id, to)).unwrap());
+        registered.seal();
+        applied.seal();
+        assert_eq!(room, twin);
+    }
+    assert_eq!(registered.len(), 3, "full: the oldest fell out, none in the middle");
+    assert_eq!(registered.names().collect::<Vec<_>>(), ["Move"; 3]);
+
+    while registered.can_undo() {
+        registered.undo(&mut room).unwrap();
+        applied.undo(&mut twin).unwrap();
+        assert_eq!(room, twin);
+    }
+    assert_eq!(room.at(chair), Some(B), "the first move fell out of the pool");
+    registered.redo(&mut room).unwrap();
+    applied.redo(&mut twin).unwrap();
+    assert_eq!(room, twin);
+
+    // Registering drops the redo entries, as applying does.
+    let from = room.at(lamp).unwrap();
+    room.move_to(lamp, (7, 7));
+    registered.record_applied(m(lamp, from)).unwrap();
+    assert!(!registered.can_redo());
+    registered.undo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some(from));
+    registered.redo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some((7, 7)));
+
+    // Registered moves of one piece merge by id, like applied ones.
+    let mut merged = History::<Room, RoomCommand>::new();
+    let start = room.at(chair).unwrap();
+    room.move_to(chair, B);
+    merged.record_applied(m(chair, start)).unwrap();
+    room.move_to(chair, C);
+    merged.record_applied(m(chair, B)).unwrap();
+    assert_eq!(merged.len(), 1);
+    merged.undo(&mut room).unwrap();
+    assert_eq!(room.at(chair), Some(start));
+
+    // Inside a group, and through the hook.
+    merged.set_hook(|rec: &mut Recorded<'_, Room, RoomCommand>| {
+        if rec.is_command() {
+            rec.set_name("Registered");
+        }
+        Verdict::Keep
+    });
+    merged.begin_group("Tidy up").unwrap();
+    room.move_to(lamp, A);
+    merged.record_applied(m(lamp, (7, 7))).unwrap();
+    merged.end_group().unwrap();
+    assert_eq!(merged.undo_name(), Some("Tidy up"));
+    merged.undo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some((7, 7)));
+
+    // Not while a memento edit is open: the edit would capture the change as well.
+    let mut mixed = History::<Room, RoomCommand>::new();
+    mixed.begin_edit(&room, "Drag").unwrap();
+    let err = mixed.record_applied(m(chair, A)).unwrap_err();
+    assert!(matches!(err, Error::Rejected { .. }), "{err}");
+}
+
 // ------------------------------------------------------------------------------------------
 // Errors
 

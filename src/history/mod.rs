@@ -8,6 +8,7 @@
 //! | record a change of the originator, whatever it is | [`History::edit`], or [`begin_edit`](History::begin_edit) … [`commit_edit`](History::commit_edit) |
 //! | record a drag (one entry, however many frames) | `begin_edit` at the press, `commit_edit` at the release ([`cancel_edit`](History::cancel_edit) on Esc) |
 //! | record an edit that knows its inverse | a [`Command`] and [`History::apply`] |
+//! | record a command the game has already run (a tool that moved the piece itself) | [`History::record_applied`] |
 //! | make one click one undo (a prefab of five objects) | [`begin_group`](History::begin_group) … [`end_group`](History::end_group), or [`History::group`] |
 //! | undo, redo, jump in a history panel | [`undo`](History::undo), [`redo`](History::redo), [`go_to`](History::go_to) |
 //! | enable the buttons and fill the menus | an [`Observer`], [`undo_name`](History::undo_name), [`redo_name`](History::redo_name), [`names`](History::names) |
@@ -333,8 +334,71 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         // The name is read before `apply`: a command that swaps values with the target holds
         // other values afterwards.
-        let mut name = command.name();
+        let name = command.name();
         command.apply(target)?;
+        self.record_command(name, command)
+    }
+
+    /// Records `command`, which the game has already applied, without applying it: the command
+    /// pool's `Register`. A tool that moved a piece as the mouse dragged it records the move
+    /// once, at the release; from then on the entry is like one [`apply`](Self::apply) made:
+    /// undo calls [`Command::undo`], redo [`Command::apply`], it merges by
+    /// [`merge_id`](Command::merge_id), passes through the hook, joins an open group, drops the
+    /// redo entries and counts against the limits.
+    ///
+    /// The command must be in the state `apply` leaves it in (a command that swaps a value
+    /// with the target holds the *old* value now). Its [`name`](Command::name) is read as it
+    /// is. Returns whether it was recorded (`false`: the hook dropped it).
+    ///
+    /// ```
+    /// # use savegame::{History, Originator};
+    /// # use savegame::history::Command;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Default)] struct Room { chair: i32 }
+    /// # #[derive(Serialize, Deserialize)] struct M { chair: i32 }
+    /// # impl Originator for Room {
+    /// #     type Memento = M;
+    /// #     fn create_memento(&self) -> M { M { chair: self.chair } }
+    /// #     fn restore_memento(&mut self, m: M) -> savegame::Result<()> { self.chair = m.chair; Ok(()) }
+    /// # }
+    /// /// Moves the chair from `from` to `to`.
+    /// struct Move { from: i32, to: i32 }
+    /// impl Command<Room> for Move {
+    ///     fn name(&self) -> String { "Move chair".into() }
+    ///     fn apply(&mut self, r: &mut Room) -> savegame::Result<()> { r.chair = self.to; Ok(()) }
+    ///     fn undo(&mut self, r: &mut Room) -> savegame::Result<()> { r.chair = self.from; Ok(()) }
+    /// }
+    ///
+    /// let mut room = Room::default();
+    /// let mut history = History::<Room, Move>::new();
+    /// for x in 1..=30 {
+    ///     room.chair = x; // the tool moves the chair itself, frame by frame
+    /// }
+    /// history.record_applied(Move { from: 0, to: 30 })?;
+    /// history.undo(&mut room)?;
+    /// assert_eq!(room.chair, 0);
+    /// history.redo(&mut room)?;
+    /// assert_eq!(room.chair, 30);
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] while a memento edit is open (the edit would capture the command's
+    /// change too, and undo would take it back twice); [`Error::Malformed`] as for
+    /// [`commit_edit`](Self::commit_edit).
+    pub fn record_applied(&mut self, command: C) -> Result<bool> {
+        if self.edit.is_some() {
+            return Err(Error::rejected(
+                "undo history: cannot record a command while a memento edit is open",
+            ));
+        }
+        let name = command.name();
+        self.record_command(name, command)
+    }
+
+    /// Records an applied command: through the hook, into the open group, merged into the
+    /// newest entry, or as an entry of its own.
+    fn record_command(&mut self, mut name: String, mut command: C) -> Result<bool> {
         let keep = match self.hook.get() {
             Some(hook) => hook(&mut Recorded::command(&mut name, &mut command, self.codec)),
             None => Verdict::Keep,

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use savegame::history::{
-    Command, Event, HistoryMemento, Merged, NoCommand, Observer, OnConflict, Recorded, Status,
-    Title, Verdict,
+    Command, Event, HistoryMemento, Merged, MultiHistory, NoCommand, Observer, OnConflict,
+    Recorded, Status, TargetSet, Title, Verdict,
 };
 use savegame::migrate::{Document, Value};
 use savegame::{Codec, Error, History, Originator, SaveLoadManager, SlotId, Snapshot};
@@ -2746,4 +2746,222 @@ proptest! {
     ) {
         run_diff_model(&ops, rule, if json { Codec::Json } else { Codec::MessagePack })?;
     }
+}
+
+// ------------------------------------------------------------------------------------------
+// Several originators of different types in one history (Unity: one Ctrl+Z undoes a
+// transform, a light and a material changed by one input event)
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Transform {
+    position: (f32, f32),
+    scale: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Light {
+    intensity: u32,
+    color: String,
+    enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Material {
+    albedo: String,
+    roughness: f64,
+}
+
+macro_rules! self_memento {
+    ($($t:ty),*) => {$(
+        impl Originator for $t {
+            type Memento = $t;
+            fn create_memento(&self) -> $t {
+                self.clone()
+            }
+            fn restore_memento(&mut self, m: $t) -> savegame::Result<()> {
+                *self = m;
+                Ok(())
+            }
+        }
+    )*};
+}
+self_memento!(Transform, Light, Material);
+
+#[test]
+fn story_one_ctrl_z_undoes_a_transform_a_light_and_a_material() {
+    let mut transform = Transform {
+        scale: 1.0,
+        ..Transform::default()
+    };
+    let mut light = Light {
+        intensity: 100,
+        color: "white".into(),
+        enabled: true,
+    };
+    let mut material = Material {
+        albedo: "grey".into(),
+        roughness: 0.5,
+    };
+    let start = (transform.clone(), light.clone(), material.clone());
+    let mut history = MultiHistory::new();
+
+    // One input event: "make it a campfire".
+    history
+        .group("Campfire", |h| {
+            h.edit("transform", &mut transform, "Move", |t| {
+                t.position = (3.0, 4.0)
+            })?;
+            h.edit("light", &mut light, "Warm light", |l| {
+                l.color = "orange".into();
+                l.intensity = 300;
+            })?;
+            h.edit("material", &mut material, "Embers", |m| {
+                m.albedo = "red".into()
+            })
+        })
+        .unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history.undo_name(), Some("Campfire"));
+    assert_eq!(
+        history.targets_of(0).collect::<Vec<_>>(),
+        ["transform", "light", "material"]
+    );
+    let campfire = (transform.clone(), light.clone(), material.clone());
+    // Play switches the light off: not recorded.
+    light.enabled = false;
+
+    // One Ctrl+Z.
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light)
+        .with("material", &mut material);
+    assert!(history.undo(&mut scene).unwrap());
+    drop(scene);
+    assert_eq!(transform, start.0);
+    assert_eq!(material, start.2);
+    assert_eq!((light.color.as_str(), light.intensity), ("white", 100));
+    assert!(!light.enabled, "the unrecorded change stays");
+
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light)
+        .with("material", &mut material);
+    assert!(history.redo(&mut scene).unwrap());
+    drop(scene);
+    assert_eq!((&transform, &material), (&campfire.0, &campfire.2));
+    assert_eq!(light.color, "orange");
+
+    // Without a group, each edit is an undo of its own (Unity's IncrementCurrentGroup).
+    history
+        .edit("light", &mut light, "Dim", |l| l.intensity = 50)
+        .unwrap();
+    history
+        .edit("material", &mut material, "Polish", |m| m.roughness = 0.1)
+        .unwrap();
+    assert_eq!(history.len(), 3);
+    assert!(history.is_dirty());
+
+    // A target the entry names is missing: refused, and nothing changes.
+    let before = (light.clone(), material.clone());
+    let mut partial = TargetSet::new().with("light", &mut light);
+    let err = history.undo(&mut partial).unwrap_err();
+    assert!(matches!(err, Error::Rejected { .. }), "{err}");
+    drop(partial);
+    assert_eq!((light.clone(), material.clone()), before);
+    assert_eq!(history.cursor(), 3);
+
+    // A conflict names the target.
+    material.roughness = 0.9; // a script
+    let mut scene = TargetSet::new().with("material", &mut material);
+    let err = history.undo(&mut scene).unwrap_err();
+    assert!(
+        matches!(&err, Error::UndoConflict { target: Some(t), path, .. } if t == "material" && path == "/roughness"),
+        "{err}"
+    );
+    history.set_on_conflict(OnConflict::Overwrite);
+    history.undo(&mut scene).unwrap();
+    drop(scene);
+    assert_eq!(material.roughness, 0.5);
+
+    // Targets a game keeps boxed by id (a registry) serve as well.
+    let mut registry: BTreeMap<String, Box<dyn savegame::history::Target>> = BTreeMap::new();
+    registry.insert("transform".into(), Box::new(transform.clone()));
+    registry.insert("light".into(), Box::new(light.clone()));
+    registry.insert("material".into(), Box::new(material.clone()));
+    history.undo(&mut registry).unwrap(); // "Dim"
+    history.undo(&mut registry).unwrap(); // "Campfire"
+    assert!(!history.can_undo());
+    history.redo(&mut registry).unwrap();
+    assert_eq!(history.redo_name(), Some("Dim"));
+}
+
+#[test]
+fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest() {
+    let mut transform = Transform::default();
+    let mut light = Light::default();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = Arc::clone(&seen);
+    let mut history = MultiHistory::new();
+    history.set_limit(Some(2)).unwrap();
+    history.set_hook(move |target, mods| {
+        for m in mods.iter() {
+            log.lock().unwrap().push(format!(
+                "{target} {} {} -> {}",
+                m.path(),
+                m.old().map_or("-".into(), Value::to_string),
+                m.new_value().map_or("-".into(), Value::to_string)
+            ));
+        }
+        mods.retain(|m| m.path() != "/enabled");
+        Verdict::Keep
+    });
+    history.begin_group("Drag both");
+    history.begin_edit("transform", &transform, "Drag").unwrap();
+    history.begin_edit("light", &light, "Drag").unwrap();
+    for frame in 1..=10 {
+        transform.position = (frame as f32, 0.0);
+        light.intensity = frame;
+    }
+    light.enabled = true;
+    assert!(history.commit_edit("transform", &transform).unwrap());
+    assert!(history.commit_edit("light", &light).unwrap());
+    assert!(history.end_group().unwrap());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "transform /position/0 0.0 -> 10.0",
+            "light /intensity 0 -> 10",
+            "light /enabled false -> true"
+        ]
+    );
+    for i in 0..3 {
+        history
+            .edit("light", &mut light, "Dim", |l| l.intensity = i)
+            .unwrap();
+    }
+    assert_eq!(history.len(), 2, "the limit dropped the oldest");
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light);
+    while history.undo(&mut scene).unwrap() {}
+    drop(scene);
+    assert_eq!(light.intensity, 0);
+    assert_eq!(
+        transform.position,
+        (10.0, 0.0),
+        "the drag fell out of the history"
+    );
+    assert!(light.enabled, "the hook kept the switch out of the record");
+
+    // An open edit blocks moving; a cancelled one puts its target back.
+    history.begin_edit("light", &light, "Drag").unwrap();
+    light.intensity = 99;
+    let mut scene = TargetSet::new().with("light", &mut light);
+    assert!(matches!(
+        history.redo(&mut scene),
+        Err(Error::Rejected { .. })
+    ));
+    drop(scene);
+    assert!(history.cancel_edit("light", &mut light).unwrap());
+    assert_eq!(light.intensity, 0);
 }

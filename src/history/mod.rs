@@ -11,6 +11,7 @@
 //! | record an edit that knows its inverse | a [`Command`] and [`History::apply`] |
 //! | record a command the game has already run (a tool that moved the piece itself) | [`History::record_applied`] |
 //! | make one click one undo (a prefab of five objects) | [`begin_group`](History::begin_group) … [`end_group`](History::end_group), or [`History::group`] |
+//! | make one click one undo across objects of different types (a transform, a light and a material) | a [`MultiHistory`] over targets by id ([`TargetSet`], or the game's own [`Targets`]) |
 //! | undo, redo, jump in a history panel | [`undo`](History::undo), [`redo`](History::redo), [`go_to`](History::go_to) |
 //! | enable the buttons and fill the menus | an [`Observer`], [`undo_name`](History::undo_name), [`redo_name`](History::redo_name), [`names`](History::names) |
 //! | show "unsaved changes" | [`mark_saved`](History::mark_saved) after a save, [`is_dirty`](History::is_dirty) |
@@ -100,6 +101,7 @@ mod diff;
 mod entry;
 mod hook;
 mod memento;
+mod multi;
 mod navigate;
 mod observer;
 
@@ -114,6 +116,7 @@ pub use diff::{Modification, OnConflict};
 pub use entry::Title;
 pub use hook::{Recorded, Verdict};
 pub use memento::{FORMAT_VERSION, HistoryMemento};
+pub use multi::{MultiHistory, Target, TargetSet, Targets};
 pub use observer::{Event, Observer, ObserverId, Status};
 
 use chain::Chain;

@@ -1986,6 +1986,7 @@ fn histories_can_move_between_threads() {
     send_sync::<History<Room>>();
     send_sync::<History<Room, RoomCommand>>();
     send_sync::<HistoryMemento<RoomCommand>>();
+    send_sync::<MultiHistory>();
 }
 
 // ------------------------------------------------------------------------------------------

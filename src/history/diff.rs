@@ -525,3 +525,109 @@ pub(crate) fn pointer(path: &[Value]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (Value::from(*k), v.clone()))
+                .collect(),
+        )
+    }
+
+    fn paths(mods: &[Modification]) -> Vec<String> {
+        mods.iter().map(Modification::path).collect()
+    }
+
+    #[test]
+    fn arrays_of_one_length_by_index_others_whole_and_empty_maps_whole() {
+        let a = map(&[
+            ("xs", Value::from(vec![Value::from(1), Value::from(2)])),
+            ("m", Value::map()),
+            ("n", Value::F32(f32::NAN)),
+        ]);
+        let b = map(&[
+            ("xs", Value::from(vec![Value::from(1), Value::from(3)])),
+            ("m", map(&[("k", Value::from(1))])),
+            ("n", Value::F32(f32::NAN)),
+        ]);
+        assert_eq!(paths(&diff(&a, &b)), ["/xs/1", "/m"], "NaN equals itself");
+        let c = map(&[
+            ("xs", Value::from(vec![Value::from(1)])),
+            ("m", Value::map()),
+            ("n", Value::F32(f32::NAN)),
+        ]);
+        assert_eq!(paths(&diff(&a, &c)), ["/xs"]);
+        assert_eq!(paths(&diff(&Value::from(1), &Value::from(2))), [""]);
+    }
+
+    #[test]
+    fn keys_added_removed_and_reordered_are_found_by_key() {
+        let a = Value::Map(vec![
+            (Value::Int(1), Value::from("a")),
+            (Value::Int(2), Value::from("b")),
+        ]);
+        let b = Value::Map(vec![
+            (Value::Int(2), Value::from("b")),
+            (Value::Int(3), Value::from("c")),
+        ]);
+        let mods = diff(&a, &b);
+        assert_eq!(paths(&mods), ["/1", "/3"]);
+        let mut undone = b.clone();
+        assert_eq!(
+            apply(&mut undone, &mods, true, OnConflict::Refuse),
+            Ok(true)
+        );
+        assert!(same(&undone, &a), "{undone}");
+        assert_eq!(
+            apply(&mut undone, &mods, true, OnConflict::Refuse),
+            Err(Conflict { path: "/1".into() })
+        );
+    }
+
+    #[test]
+    fn writes_that_would_move_array_elements_or_miss_a_parent_are_refused() {
+        let mut v = map(&[("xs", Value::from(vec![Value::from(1)]))]);
+        assert!(!set(&mut v, &[Value::from("xs"), Value::Int(0)], None));
+        assert!(!set(
+            &mut v,
+            &[Value::from("xs"), Value::Int(1)],
+            Some(Value::Null)
+        ));
+        assert!(!set(
+            &mut v,
+            &[Value::from("no"), Value::from("k")],
+            Some(Value::Null)
+        ));
+        assert!(!set(&mut v, &[], None));
+        assert!(set(
+            &mut v,
+            &[Value::from("xs"), Value::Int(0)],
+            Some(Value::from(5))
+        ));
+        assert_eq!(v.to_string(), r#"{"xs":[5]}"#);
+    }
+
+    #[test]
+    fn a_list_survives_both_codecs_with_absent_and_null_apart() {
+        let mods = vec![
+            Modification::new(vec![Value::from("a/b~")], None, Some(Value::Null)),
+            Modification {
+                seen: Some(None),
+                ..Modification::new(vec![Value::Int(7)], Some(Value::from(1.5)), None)
+            },
+        ];
+        assert_eq!(mods[0].path(), "/a~1b~0");
+        for codec in [Codec::Json, Codec::MessagePack] {
+            let bytes = encode_list(codec, &mods).unwrap();
+            assert_eq!(decode_list(codec, &bytes).unwrap(), mods, "{codec}");
+        }
+        assert!(decode_list(Codec::Json, b"[[[], [1, 2], [], null]]").is_err());
+        assert!(list_heap_bytes(&mods) > 0);
+        assert!(format!("{:?}", mods[1]).contains("1.5 -> absent"));
+    }
+}

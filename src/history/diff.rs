@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::mem::size_of;
 
-use super::hook::ID;
+use super::ID;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::migrate::Value;

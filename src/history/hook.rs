@@ -6,14 +6,12 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Mutex, PoisonError};
 
+use super::ID;
 use super::diff::{self, Modification};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::migrate::Value;
 use crate::originator::Originator;
-
-/// The id that codec errors about a history's states carry.
-pub(crate) const ID: &str = "undo history";
 
 /// What a hook decides about a recorded edit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -17,12 +17,12 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::History;
+use super::ID;
 use super::chain::{Anchor, Chain, Link};
 use super::command::Command;
 use super::delta::{Delta, Hunk};
 use super::diff;
 use super::entry::{Entry, Record};
-use super::hook::ID;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::originator::Originator;

@@ -121,13 +121,16 @@ pub use observer::{Event, Observer, ObserverId, Status};
 
 use chain::Chain;
 use entry::{Entry, Record};
-use hook::{Hook, ID};
+use hook::Hook;
 use observer::Observers;
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::migrate::Value;
 use crate::originator::Originator;
+
+/// The id that codec errors about a history's states carry.
+pub(crate) const ID: &str = "undo history";
 
 /// An undo/redo history of the edits of one originator `T` (a room, a level, a character),
 /// recorded as memento edits or as commands of type `C`.

@@ -13,8 +13,8 @@ use std::sync::{Mutex, PoisonError};
 
 use super::builder::{check_limits, default_codec};
 use super::diff::{self, Modification, OnConflict};
-use super::hook::{ID, decode_tree};
-use super::{DEFAULT_LIMIT, Verdict};
+use super::hook::decode_tree;
+use super::{DEFAULT_LIMIT, ID, Verdict};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::originator::Originator;

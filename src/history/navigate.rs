@@ -2,10 +2,11 @@
 //! step from leaving anything half done.
 
 use super::History;
+use super::ID;
 use super::command::Command;
 use super::diff;
 use super::entry::Record;
-use super::hook::{self, ID};
+use super::hook;
 use crate::error::{Error, Result};
 use crate::originator::Originator;
 

@@ -6,6 +6,8 @@
 //!   compares, stores the difference).
 //! - `record + undo`: the same, then undo it (patches the one full state, decodes, restores).
 //! - `undo + redo`: moving through the history.
+//! - `diff`: a property-diff edit (`History::diff_edit`) of the same move against a memento edit:
+//!   recording each, undo + redo of the diff; and the bytes one entry of each holds.
 //!
 //! Then memory: a history with a byte budget, fed edits of several kinds (moves, renames,
 //! placements and removals in the middle of the level), measured by a counting allocator and
@@ -206,6 +208,91 @@ fn recording(c: &mut Criterion) {
     group.finish();
 }
 
+/// A property-diff edit against a memento edit of the same change (one piece moved) on the same
+/// 1 MB level: the cost of recording, and the bytes each entry holds.
+fn property_diffs(c: &mut Criterion) {
+    let mut level = Level::generate(1 << 20);
+    let size = encoded_len(&level);
+    let mut x = 0.0f32;
+    let mut next = move || {
+        x += 1.0;
+        x
+    };
+
+    // Bytes per entry: 50 moves of one piece each way, by History::bytes and by the allocator.
+    const N: usize = 50;
+    for diff in [false, true] {
+        let before = ALLOC.live();
+        let mut history = History::<Level>::builder().unlimited().build().unwrap();
+        history
+            .edit(&mut level, "Warm up", |l| l.pieces[1].x += 1.0)
+            .unwrap();
+        let (first_bytes, first_live) = (history.bytes(), ALLOC.live() - before);
+        if diff {
+            history.clear();
+        }
+        let (start_bytes, start_live) = if diff {
+            (history.bytes(), ALLOC.live() - before)
+        } else {
+            (first_bytes, first_live)
+        };
+        for i in 0..N {
+            let to = next();
+            let at = (i * 997) % level.pieces.len();
+            let change = |l: &mut Level| l.pieces[at].x = to;
+            let recorded = if diff {
+                history.diff_edit(&mut level, "Move", change)
+            } else {
+                history.edit(&mut level, "Move", change)
+            };
+            assert!(recorded.unwrap());
+        }
+        let per_entry = (history.bytes() - start_bytes) / N;
+        let per_entry_live = (ALLOC.live() - before - start_live) / N;
+        eprintln!(
+            "{} edit of one piece on a {size}-byte memento: {per_entry} B per entry by \
+             history.bytes(), {per_entry_live} B by the allocator{}",
+            if diff { "property-diff" } else { "memento" },
+            if diff {
+                String::new()
+            } else {
+                format!(" (plus the one full state, {first_bytes} B for the first entry)")
+            }
+        );
+    }
+
+    let mut group = c.benchmark_group(format!("history/{}KB-memento/diff", size / 1024));
+    let mut memento = History::<Level>::builder().limit(50).build().unwrap();
+    group.bench_function("record: memento edit", |b| {
+        b.iter(|| {
+            let to = next();
+            assert!(
+                memento
+                    .edit(&mut level, "Move", |l| l.pieces[777].x = to)
+                    .unwrap()
+            );
+        })
+    });
+    let mut diffs = History::<Level>::builder().limit(50).build().unwrap();
+    group.bench_function("record: property-diff edit", |b| {
+        b.iter(|| {
+            let to = next();
+            assert!(
+                diffs
+                    .diff_edit(&mut level, "Move", |l| l.pieces[777].x = to)
+                    .unwrap()
+            );
+        })
+    });
+    group.bench_function("property-diff: undo + redo", |b| {
+        b.iter(|| {
+            diffs.undo(&mut level).unwrap();
+            diffs.redo(&mut level).unwrap();
+        })
+    });
+    group.finish();
+}
+
 /// Heap bytes the level itself owns (its vector and strings, by capacity).
 fn level_heap(level: &Level) -> usize {
     level.pieces.capacity() * size_of::<Piece>()
@@ -252,6 +339,6 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = recording, memory
+    targets = recording, property_diffs, memory
 }
 criterion_main!(benches);

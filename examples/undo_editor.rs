@@ -1,8 +1,9 @@
 //! A furniture editor with undo and redo, as a terminal transcript.
 //!
 //! A player furnishes a room: places a chair and moves it around, undoes and redoes, drags the
-//! sofa for two seconds, drops a dining set in one click, saves, keeps editing, quits, reloads
-//! the save in a "new session" and can still undo. The undo and redo buttons and the title bar
+//! sofa for two seconds, drops a dining set in one click, moves the table with a property-diff
+//! edit (whose undo leaves alone the bench the cat pushed afterwards), saves, keeps editing,
+//! quits, reloads the save in a "new session" and can still undo. The undo and redo buttons and the title bar
 //! are driven by an observer, which prints only when something it shows changes.
 //!
 //! ```text
@@ -214,13 +215,12 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     show(&history);
 
     say("place a dining set: a table and four benches, one click");
+    let (mut table, mut benches) = (0, Vec::new());
     history.group(&mut room, "Place dining set", |h, room| {
-        h.edit(room, "Place table", |r| {
-            r.place("table", (20, 3));
-        })?;
+        h.edit(room, "Place table", |r| table = r.place("table", (20, 3)))?;
         for (i, x) in [19, 21, 22, 18].into_iter().enumerate() {
             h.edit(room, "Place bench", |r| {
-                r.place("bench", (x, 2 + (i as i32 % 2) * 2));
+                benches.push(r.place("bench", (x, 2 + (i as i32 % 2) * 2)));
             })?;
         }
         Ok(())
@@ -234,6 +234,29 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     say("redo");
     history.redo(&mut room)?;
     show(&history);
+
+    say("move the table with a property-diff edit; then the cat pushes a bench (unrecorded)");
+    // A property-diff edit records only what changed (the table's position), so its undo
+    // leaves alone what changed later without being recorded.
+    history.diff_edit(&mut room, "Move table", |r| r.move_to(table, (16, 1)))?;
+    room.move_to(benches[0], (23, 0)); // the cat
+    show(&history);
+    say("undo: the table goes back, the bench stays where the cat pushed it");
+    history.undo(&mut room)?;
+    println!(
+        "    the table is at {}, the bench at {}",
+        pos(room.at(table)),
+        pos(room.at(benches[0]))
+    );
+    say("redo");
+    history.redo(&mut room)?;
+    println!("    the table is at {}", pos(room.at(table)));
+    say("put down a rug");
+    history.edit(&mut room, "Place rug", |r| {
+        r.place("rug", (1, 4));
+    })?;
+    show(&history);
+    room.draw();
 
     say("save to slot 1 (the room and its history)");
     let mut snapshot = manager.snapshot().with_label("Cosy room");
@@ -272,7 +295,14 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(room, saved_room);
     show(&history);
     panel(&history);
-    say("undo");
+    say("undo three times: the rug, the table move, and the dining set");
+    history.undo(&mut room)?;
+    history.undo(&mut room)?;
+    println!(
+        "    the table is back at {}; the bench the cat pushed is still at {}",
+        pos(room.at(table)),
+        pos(room.at(benches[0]))
+    );
     history.undo(&mut room)?;
     println!("    the dining set goes, as one entry still");
     show(&history);

@@ -41,6 +41,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   playback starts, with [`Error::NewerSchema`] and [`Error::NoMigrationPath`] for keyframes);
 ///   [`Error::FrameOutOfRange`], [`Error::NoKeyframe`], [`Error::Desync`],
 ///   [`Error::RecordingStopped`].
+/// - **Undo history:** [`Error::UndoConflict`] (besides [`Error::Rejected`] for a history used
+///   in a way that makes no sense).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -418,6 +420,26 @@ pub enum Error {
     RecordingStopped {
         /// The earlier error.
         reason: String,
+    },
+
+    /// An undo or redo of a property-diff edit ([`History::diff_edit`](crate::History::diff_edit))
+    /// found that a path it recorded was changed since by something the history did not record,
+    /// and the history's [`OnConflict`](crate::history::OnConflict) rule does not settle it.
+    /// Nothing was changed; the history is where it was.
+    #[error(
+        "cannot {} {entry:?}: {path:?}{} changed since the edit was recorded",
+        if *redo { "redo" } else { "undo" },
+        target.as_ref().map(|t| format!(" of {t:?}")).unwrap_or_default()
+    )]
+    UndoConflict {
+        /// The name of the history entry.
+        entry: String,
+        /// The id of the target, in a history of several targets.
+        target: Option<String>,
+        /// The RFC 6901 pointer of the path in the target's memento.
+        path: String,
+        /// A redo (rather than an undo) found it.
+        redo: bool,
     },
 
     /// The manager or a storage was configured wrongly.

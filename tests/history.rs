@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
 use savegame::history::{
-    Command, Event, HistoryMemento, Merged, NoCommand, Observer, Recorded, Status, Title, Verdict,
+    Command, Event, HistoryMemento, Merged, MultiHistory, NoCommand, Observer, OnConflict,
+    Recorded, Status, TargetSet, Title, Verdict,
 };
 use savegame::migrate::{Document, Value};
 use savegame::{Codec, Error, History, Originator, SaveLoadManager, SlotId, Snapshot};
@@ -656,7 +657,8 @@ fn a_history_memento_of_another_format_version_is_refused() {
     let (mut room, chair, mut history) = room_with_chair();
     move_chair(&mut history, &mut room, chair, B);
     let memento = history.create_memento();
-    assert_eq!(memento.format_version(), savegame::history::FORMAT_VERSION);
+    // Without property-diff edits, the oldest format that holds the history.
+    assert_eq!(memento.format_version(), 1);
     let json = String::from_utf8(Codec::Json.encode(&memento).unwrap()).unwrap();
     assert!(json.starts_with(r#"{"format":1,"#), "{json}");
 
@@ -664,7 +666,7 @@ fn a_history_memento_of_another_format_version_is_refused() {
     snapshot
         .insert_raw(
             "history",
-            json.replacen(r#""format":1"#, r#""format":2"#, 1)
+            json.replacen(r#""format":1"#, r#""format":3"#, 1)
                 .into_bytes(),
         )
         .unwrap();
@@ -672,7 +674,7 @@ fn a_history_memento_of_another_format_version_is_refused() {
     let err = snapshot.restore("history", &mut other).unwrap_err();
     assert!(matches!(err, Error::Decode { .. }), "{err}");
     assert!(
-        format!("{err}").contains("undo history format 2 is not supported"),
+        format!("{err}").contains("undo history format 3 is not supported"),
         "{err}"
     );
 
@@ -932,6 +934,103 @@ fn a_command_merge_that_annuls_drops_the_entry() {
     history.apply(&mut room, Nudge(-5)).unwrap();
     assert!(history.is_empty(), "+3 +2 -5 is no edit at all");
     assert_eq!(room.at(0), Some(A));
+}
+
+#[test]
+fn a_command_the_game_already_ran_is_registered_and_undoes_like_an_applied_one() {
+    // The command pool's `Register`: the tool moved the piece itself while the mouse dragged,
+    // and records the finished move once, in the state `apply` leaves a `Move` in (holding the
+    // position the piece came from).
+    let mut room = Room::default();
+    let chair = room.place("chair", A);
+    let lamp = room.place("lamp", (5, 5));
+    let mut registered = History::<Room, RoomCommand>::builder()
+        .limit(3)
+        .build()
+        .unwrap();
+    let mut applied = History::<Room, RoomCommand>::builder()
+        .limit(3)
+        .build()
+        .unwrap();
+    let mut twin = room.clone();
+
+    let m = |id, to| RoomCommand::Move { id, to };
+    for (id, to) in [(chair, B), (lamp, D), (chair, C), (lamp, A)] {
+        // The tool drags the piece frame by frame, then registers the move.
+        let from = room.at(id).unwrap();
+        for x in 0..30 {
+            room.move_to(id, (x, x));
+        }
+        room.move_to(id, to);
+        assert!(registered.record_applied(m(id, from)).unwrap());
+        // The same move, run by the history.
+        assert!(applied.apply(&mut twin, m(id, to)).unwrap());
+        registered.seal();
+        applied.seal();
+        assert_eq!(room, twin);
+    }
+    assert_eq!(
+        registered.len(),
+        3,
+        "full: the oldest fell out, none in the middle"
+    );
+    assert_eq!(registered.names().collect::<Vec<_>>(), ["Move"; 3]);
+
+    while registered.can_undo() {
+        registered.undo(&mut room).unwrap();
+        applied.undo(&mut twin).unwrap();
+        assert_eq!(room, twin);
+    }
+    assert_eq!(
+        room.at(chair),
+        Some(B),
+        "the first move fell out of the pool"
+    );
+    registered.redo(&mut room).unwrap();
+    applied.redo(&mut twin).unwrap();
+    assert_eq!(room, twin);
+
+    // Registering drops the redo entries, as applying does.
+    let from = room.at(lamp).unwrap();
+    room.move_to(lamp, (7, 7));
+    registered.record_applied(m(lamp, from)).unwrap();
+    assert!(!registered.can_redo());
+    registered.undo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some(from));
+    registered.redo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some((7, 7)));
+
+    // Registered moves of one piece merge by id, like applied ones.
+    let mut merged = History::<Room, RoomCommand>::new();
+    let start = room.at(chair).unwrap();
+    room.move_to(chair, B);
+    merged.record_applied(m(chair, start)).unwrap();
+    room.move_to(chair, C);
+    merged.record_applied(m(chair, B)).unwrap();
+    assert_eq!(merged.len(), 1);
+    merged.undo(&mut room).unwrap();
+    assert_eq!(room.at(chair), Some(start));
+
+    // Inside a group, and through the hook.
+    merged.set_hook(|rec: &mut Recorded<'_, Room, RoomCommand>| {
+        if rec.is_command() {
+            rec.set_name("Registered");
+        }
+        Verdict::Keep
+    });
+    merged.begin_group("Tidy up").unwrap();
+    room.move_to(lamp, A);
+    merged.record_applied(m(lamp, (7, 7))).unwrap();
+    merged.end_group().unwrap();
+    assert_eq!(merged.undo_name(), Some("Tidy up"));
+    merged.undo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some((7, 7)));
+
+    // Not while a memento edit is open: the edit would capture the change as well.
+    let mut mixed = History::<Room, RoomCommand>::new();
+    mixed.begin_edit(&room, "Drag").unwrap();
+    let err = mixed.record_applied(m(chair, A)).unwrap_err();
+    assert!(matches!(err, Error::Rejected { .. }), "{err}");
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1887,4 +1986,983 @@ fn histories_can_move_between_threads() {
     send_sync::<History<Room>>();
     send_sync::<History<Room, RoomCommand>>();
     send_sync::<HistoryMemento<RoomCommand>>();
+    send_sync::<MultiHistory>();
+}
+
+// ------------------------------------------------------------------------------------------
+// Property-diff edits (Unity's `Undo.RecordObject`: undo restores only what was recorded)
+
+/// A cube in a scene, as Unity's inspector shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Cube {
+    name: String,
+    scale: [f32; 3],
+    position: [f32; 3],
+    tags: BTreeMap<String, u32>,
+    selected: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CubeMemento {
+    name: String,
+    scale: [f32; 3],
+    position: [f32; 3],
+    tags: BTreeMap<String, u32>,
+    selected: bool,
+}
+
+impl Originator for Cube {
+    type Memento = CubeMemento;
+
+    fn create_memento(&self) -> CubeMemento {
+        CubeMemento {
+            name: self.name.clone(),
+            scale: self.scale,
+            position: self.position,
+            tags: self.tags.clone(),
+            selected: self.selected,
+        }
+    }
+
+    fn restore_memento(&mut self, m: CubeMemento) -> savegame::Result<()> {
+        self.name = m.name;
+        self.scale = m.scale;
+        self.position = m.position;
+        self.tags = m.tags;
+        self.selected = m.selected;
+        Ok(())
+    }
+}
+
+fn cube() -> Cube {
+    Cube {
+        name: "Cube".into(),
+        scale: [1.0; 3],
+        position: [0.0; 3],
+        tags: [("layer".to_string(), 1)].into(),
+        selected: false,
+    }
+}
+
+#[test]
+fn story_unity_undo_puts_the_recorded_scale_back_and_keeps_the_name_a_script_changed() {
+    for codec in [Codec::MessagePack, Codec::Json] {
+        let mut cube = cube();
+        let mut history = History::<Cube>::builder().codec(codec).build().unwrap();
+        // The inspector sets Transform.Scale to (2, 2, 2): recorded.
+        assert!(
+            history
+                .diff_edit(&mut cube, "Scale", |c| c.scale = [2.0; 3])
+                .unwrap()
+        );
+        // A script renames the cube afterwards: not recorded.
+        cube.name = "Renamed by script".into();
+
+        assert!(history.undo(&mut cube).unwrap());
+        assert_eq!(cube.scale, [1.0; 3], "{codec}: the scale is back");
+        assert_eq!(
+            cube.name, "Renamed by script",
+            "{codec}: the new name stays"
+        );
+        assert!(history.redo(&mut cube).unwrap());
+        assert_eq!(cube.scale, [2.0; 3]);
+        assert_eq!(cube.name, "Renamed by script");
+    }
+
+    // A memento edit, by contrast, restores the whole memento: the rename is undone too.
+    let mut cube = cube();
+    let mut history = History::<Cube>::new();
+    history
+        .edit(&mut cube, "Scale", |c| c.scale = [2.0; 3])
+        .unwrap();
+    cube.name = "Renamed by script".into();
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.name, "Cube");
+}
+
+#[test]
+fn a_recorded_path_changed_since_is_a_typed_conflict_unless_the_rule_says_otherwise() {
+    let start = cube();
+    let scale_and_move = |history: &mut History<Cube>, cube: &mut Cube| {
+        history
+            .diff_edit(cube, "Scale and move", |c| {
+                c.scale = [2.0; 3];
+                c.position[0] = 5.0;
+            })
+            .unwrap();
+        // A script scales the cube again, unrecorded: the recorded scale is not there anymore.
+        cube.scale[1] = 3.0;
+    };
+
+    // The default: refused, with a typed error; nothing changes, the history stays put.
+    let mut cube = start.clone();
+    let mut history = History::<Cube>::new();
+    assert_eq!(history.on_conflict(), OnConflict::Refuse);
+    scale_and_move(&mut history, &mut cube);
+    let before = cube.clone();
+    let err = history.undo(&mut cube).unwrap_err();
+    match &err {
+        Error::UndoConflict {
+            entry,
+            target,
+            path,
+            redo,
+        } => {
+            assert_eq!(
+                (entry.as_str(), target, path.as_str(), *redo),
+                ("Scale and move", &None, "/scale/1", false)
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert!(format!("{err}").contains("/scale/1"), "{err}");
+    assert_eq!(cube, before, "a refused undo changes nothing");
+    assert_eq!(history.cursor(), 1);
+
+    // The game asks the player, who keeps the script's change: the other paths are undone.
+    history.set_on_conflict(OnConflict::KeepCurrent);
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.scale, [1.0, 3.0, 1.0]);
+    assert_eq!(cube.position, [0.0; 3]);
+    // Redo finds /scale/1 at 3, not at the 1 it recorded: kept again.
+    history.redo(&mut cube).unwrap();
+    assert_eq!(cube.scale, [2.0, 3.0, 2.0]);
+    assert_eq!(cube.position[0], 5.0);
+
+    // Last writer wins: the undo overwrites the script's change.
+    let mut cube = start.clone();
+    let mut history = History::<Cube>::builder()
+        .on_conflict(OnConflict::Overwrite)
+        .build()
+        .unwrap();
+    scale_and_move(&mut history, &mut cube);
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube, start);
+
+    // A redo that conflicts is refused in the same way.
+    let mut cube = start.clone();
+    let mut history = History::<Cube>::new();
+    history
+        .diff_edit(&mut cube, "Rename", |c| c.name = "Crate".into())
+        .unwrap();
+    history.undo(&mut cube).unwrap();
+    cube.name = "Barrel".into();
+    let err = history.redo(&mut cube).unwrap_err();
+    assert!(
+        matches!(&err, Error::UndoConflict { redo: true, path, .. } if path == "/name"),
+        "{err}"
+    );
+    assert_eq!(history.cursor(), 0);
+}
+
+#[test]
+fn overwriting_a_path_whose_parent_is_gone_is_still_a_conflict() {
+    let mut room = Room::default();
+    let chair = room.place("chair", A);
+    let lamp = room.place("lamp", B);
+    let mut history = History::<Room>::builder()
+        .on_conflict(OnConflict::Overwrite)
+        .build()
+        .unwrap();
+    history
+        .diff_edit(&mut room, "Move chair", |r| r.move_to(chair, C))
+        .unwrap();
+    // A script deletes the chair: its position has nowhere to go back to.
+    room.pieces.remove(&chair);
+    let err = history.undo(&mut room).unwrap_err();
+    assert!(
+        matches!(&err, Error::UndoConflict { path, .. } if path == &format!("/pieces/{chair}/at/0")),
+        "{err}"
+    );
+    assert_eq!(room.at(lamp), Some(B));
+    // Under KeepCurrent it is skipped instead.
+    history.set_on_conflict(OnConflict::KeepCurrent);
+    history.undo(&mut room).unwrap();
+    assert_eq!(room.pieces.len(), 1);
+}
+
+#[test]
+fn placing_and_removing_a_piece_records_that_piece_by_its_key() {
+    let mut room = Room::default();
+    let chair = room.place("chair", A);
+    let mut history = History::<Room>::new();
+    let mut lamp = 0;
+    history
+        .diff_edit(&mut room, "Place lamp", |r| lamp = r.place("lamp", D))
+        .unwrap();
+    // Unrecorded: the chair moves.
+    room.move_to(chair, B);
+    history.undo(&mut room).unwrap();
+    assert_eq!(room.pieces.len(), 1, "the lamp goes");
+    assert_eq!(
+        room.at(chair),
+        Some(B),
+        "the chair stays where the script put it"
+    );
+    history.redo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some(D));
+
+    history
+        .diff_edit(&mut room, "Remove chair", |r| {
+            r.pieces.remove(&chair);
+        })
+        .unwrap();
+    room.move_to(lamp, C);
+    history.undo(&mut room).unwrap();
+    assert_eq!(
+        (room.at(chair), room.at(lamp)),
+        (Some(B), Some(C)),
+        "the chair is back with its integer key"
+    );
+    // Removing the last piece empties the map: recorded as the whole map.
+    history
+        .diff_edit(&mut room, "Clear", |r| r.pieces.clear())
+        .unwrap();
+    history.undo(&mut room).unwrap();
+    assert_eq!(room.pieces.len(), 2);
+}
+
+#[test]
+fn the_hook_sees_each_modification_and_drops_or_rewrites_single_ones() {
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = Arc::clone(&seen);
+    let mut history = History::<Cube>::builder()
+        .hook(move |rec: &mut Recorded<'_, Cube, _>| {
+            let diff = rec.is_diff();
+            let Ok(mods) = rec.modifications() else {
+                return Verdict::Keep;
+            };
+            for m in mods.iter() {
+                log.lock().unwrap().push(format!(
+                    "{} {}: {} -> {}",
+                    if diff { "diff" } else { "memento" },
+                    m.path(),
+                    m.old().map_or("-".into(), Value::to_string),
+                    m.new_value().map_or("-".into(), Value::to_string)
+                ));
+            }
+            // Selecting is not an edit: never undone.
+            mods.retain(|m| m.path() != "/selected");
+            // Positions snap to whole units in what is recorded.
+            for m in mods.iter_mut() {
+                if m.path().starts_with("/position/")
+                    && let Some(x) = m.new_value().and_then(Value::as_f64)
+                {
+                    m.set_new(Some(Value::F32(x.round() as f32)));
+                }
+            }
+            Verdict::Keep
+        })
+        .build()
+        .unwrap();
+
+    let mut cube = cube();
+    history
+        .diff_edit(&mut cube, "Move", |c| {
+            c.position[0] = 2.4;
+            c.selected = true;
+        })
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "diff /position/0: 0.0 -> 2.4",
+            "diff /selected: false -> true"
+        ]
+    );
+    // Undo accepts the value the cube really had (2.4), though the record says 2.
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.position[0], 0.0);
+    assert!(cube.selected, "the selection was never recorded");
+    history.redo(&mut cube).unwrap();
+    assert_eq!(cube.position[0], 2.0, "redo writes the snapped value");
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.position[0], 0.0);
+
+    // An edit whose every modification the hook drops records nothing.
+    assert!(
+        !history
+            .diff_edit(&mut cube, "Select", |c| c.selected = false)
+            .unwrap()
+    );
+
+    // Memento edits pass through the same list: the states are rebuilt from it.
+    seen.lock().unwrap().clear();
+    history.redo(&mut cube).unwrap();
+    history
+        .edit(&mut cube, "Move", |c| {
+            c.position[1] = 7.6;
+            c.selected = true;
+        })
+        .unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "memento /position/1: 0.0 -> 7.6",
+            "memento /selected: false -> true"
+        ]
+    );
+    history.undo(&mut cube).unwrap();
+    history.redo(&mut cube).unwrap();
+    assert_eq!(cube.position[1], 8.0, "the snapped value was recorded");
+    assert!(!cube.selected, "neither undo nor redo sets the selection");
+
+    // Commands have no modifications.
+    let mut commands = History::<Room, RoomCommand>::new();
+    commands.set_hook(|rec: &mut Recorded<'_, Room, RoomCommand>| {
+        assert!(rec.modifications().unwrap().is_empty());
+        Verdict::Keep
+    });
+    let mut room = Room::default();
+    let chair = room.place("chair", A);
+    assert!(
+        commands
+            .apply(&mut room, RoomCommand::Move { id: chair, to: B })
+            .unwrap()
+    );
+}
+
+#[test]
+fn diff_edits_merge_by_key_and_join_groups_and_mix_with_memento_edits() {
+    // A drag recorded frame by frame, with a merge key: one entry, as for memento edits.
+    let mut cube = cube();
+    let mut history = History::<Cube>::new();
+    for frame in 1..=30 {
+        history
+            .diff_edit(&mut cube, Title::new("Drag").merging(1), |c| {
+                c.position = [frame as f32, 0.0, 0.0];
+            })
+            .unwrap();
+        if frame == 10 {
+            cube.name = "Renamed mid-drag".into(); // unrecorded
+        }
+    }
+    assert_eq!(history.len(), 1);
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.position, [0.0; 3]);
+    assert_eq!(cube.name, "Renamed mid-drag");
+    history.redo(&mut cube).unwrap();
+    assert_eq!(cube.position, [30.0, 0.0, 0.0]);
+    // Dragging back to the start annuls the entry.
+    history.seal();
+    for x in [5.0, 30.0] {
+        history
+            .diff_edit(&mut cube, Title::new("Drag").merging(1), |c| {
+                c.position[0] = x
+            })
+            .unwrap();
+    }
+    assert_eq!(history.len(), 1, "the second drag ended where it began");
+
+    // A group of diff and memento edits is one undo.
+    history
+        .group(&mut cube, "Set up", |h, c| {
+            h.diff_edit(c, "Scale", |c| c.scale = [4.0; 3])?;
+            h.diff_edit(c, "Tag", |c| {
+                c.tags.insert("boss".into(), 9);
+            })?;
+            h.edit(c, "Rename", |c| c.name = "Boss crate".into())?;
+            h.diff_edit(c, "Tag", |c| {
+                c.tags.remove("layer");
+            })
+        })
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    let set_up = cube.clone();
+    history.undo(&mut cube).unwrap();
+    assert_eq!(cube.scale, [1.0; 3]);
+    assert_eq!(cube.name, "Renamed mid-drag");
+    assert_eq!(cube.tags, BTreeMap::from([("layer".to_string(), 1)]));
+    history.redo(&mut cube).unwrap();
+    assert_eq!(cube, set_up);
+    // The cancel of an open diff edit puts everything back.
+    history.begin_diff_edit(&cube, "Drag").unwrap();
+    cube.position = [9.0; 3];
+    assert!(history.cancel_edit(&mut cube).unwrap());
+    assert_eq!(cube, set_up);
+}
+
+/// A format 1 history memento written by savegame before property-diff edits existed (the
+/// JSON form of `History::<Room>` after: move the chair A → B, place a lamp at D, move the
+/// chair B → C, undo; captured with `marked_saved`).
+const HISTORY_V1: &str = r#"{"format":1,"codec":"msgpack","cursor":2,"saved":2,"entries":[{"name":"Move chair","records":["Memento"]},{"name":"Place lamp","records":["Memento"]},{"name":"Move chair","records":["Memento"]}],"links":[{"gap":null,"edit":{"old_len":47,"new_len":47,"hunks":[{"at":26,"old":[0],"new":[1]}]}},{"gap":{"old_len":47,"new_len":47,"hunks":[]},"edit":{"old_len":47,"new_len":65,"hunks":[{"at":8,"old":[129],"new":[130]},{"at":28,"old":[167,110,101,120,116,95,105,100,1],"new":[1,130,164,107,105,110,100,164,108,97,109,112,162,97,116,146,3,3,167,110,101,120,116,95,105,100,2]}]}},{"gap":{"old_len":65,"new_len":65,"hunks":[]},"edit":{"old_len":65,"new_len":65,"hunks":[{"at":26,"old":[1],"new":[2]}]}}],"anchor":{"link":2,"after":false,"state":[131,166,112,105,101,99,101,115,130,0,130,164,107,105,110,100,165,99,104,97,105,114,162,97,116,146,1,0,1,130,164,107,105,110,100,164,108,97,109,112,162,97,116,146,3,3,167,110,101,120,116,95,105,100,2,168,115,101,108,101,99,116,101,100,192]}}"#;
+
+#[test]
+fn a_format_1_history_memento_still_loads_and_undoes() {
+    let mut snapshot = Snapshot::new(Codec::Json);
+    snapshot
+        .insert_raw("history", HISTORY_V1.as_bytes().to_vec())
+        .unwrap();
+    let mut room = Room::default();
+    let chair = room.place("chair", B);
+    room.place("lamp", D);
+    let mut history = History::<Room>::new();
+    snapshot.restore("history", &mut history).unwrap();
+    assert_eq!(
+        history.names().collect::<Vec<_>>(),
+        ["Move chair", "Place lamp", "Move chair"]
+    );
+    assert_eq!((history.cursor(), history.is_dirty()), (2, false));
+    history.redo(&mut room).unwrap();
+    assert_eq!(room.at(chair), Some(C));
+    history.go_to(&mut room, 0).unwrap();
+    assert_eq!((room.at(chair), room.pieces.len()), (Some(A), 1));
+    // Written again without property-diff edits, it stays format 1.
+    assert_eq!(history.create_memento().format_version(), 1);
+}
+
+#[test]
+fn a_history_with_diff_edits_survives_a_save_and_a_reload_as_format_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = SaveLoadManager::builder()
+        .directory(dir.path())
+        .codec(Codec::MessagePack)
+        .build()
+        .unwrap();
+
+    let (mut room, chair, mut history) = room_with_chair();
+    move_chair(&mut history, &mut room, chair, B);
+    let mut lamp = 0;
+    history
+        .diff_edit(&mut room, "Place lamp", |r| lamp = r.place("lamp", D))
+        .unwrap();
+    history
+        .group(&mut room, "Tidy", |h, r| {
+            h.diff_edit(r, "Move lamp", |r| r.move_to(lamp, C))?;
+            h.edit(r, "Move chair", |r| r.move_to(chair, A))
+        })
+        .unwrap();
+    history
+        .diff_edit(&mut room, "Select", |r| r.selected = Some(lamp))
+        .unwrap();
+    history.undo(&mut room).unwrap(); // a redo entry travels too
+    let memento = history.create_memento();
+    assert_eq!(memento.format_version(), 2);
+
+    let mut snapshot = manager.snapshot();
+    snapshot.capture("room", &room).unwrap();
+    snapshot
+        .capture_memento("history", &memento.marked_saved())
+        .unwrap();
+    manager.save(SlotId::Numbered(3), &snapshot).unwrap();
+    let saved_room = room.clone();
+
+    let loaded = manager.load(SlotId::Numbered(3)).unwrap().snapshot;
+    let mut room = Room::default();
+    let mut history = History::<Room>::new();
+    loaded.restore("room", &mut room).unwrap();
+    loaded.restore("history", &mut history).unwrap();
+    assert_eq!(room, saved_room);
+    assert_eq!(
+        history.names().collect::<Vec<_>>(),
+        ["Move chair", "Place lamp", "Tidy", "Select"]
+    );
+    assert!(!history.is_dirty());
+    history.redo(&mut room).unwrap();
+    assert_eq!(room.selected, Some(lamp));
+    history.undo(&mut room).unwrap();
+    history.undo(&mut room).unwrap();
+    assert_eq!((room.at(lamp), room.at(chair)), (Some(D), Some(B)));
+    // Unrecorded, after the reload: the chair is renamed.
+    room.pieces.get_mut(&chair).unwrap().kind = "armchair".into();
+    history.undo(&mut room).unwrap();
+    assert_eq!(room.pieces.len(), 1, "the lamp goes");
+    assert_eq!(
+        room.pieces[&chair].kind, "armchair",
+        "the diff edit's undo kept the rename"
+    );
+
+    // Through a JSON snapshot (an autosave): the diffs keep their MessagePack form inside.
+    let mut autosave = Snapshot::new(Codec::Json);
+    autosave.capture("history", &history).unwrap();
+    let mut again = History::<Room>::new();
+    autosave.restore("history", &mut again).unwrap();
+    again.redo(&mut room).unwrap();
+    assert_eq!(room.at(lamp), Some(D));
+
+    // Restored into a history of another codec, a history with diff edits keeps its own.
+    let mut json = History::<Room>::builder()
+        .codec(Codec::Json)
+        .build()
+        .unwrap();
+    json.restore_memento(again.create_memento()).unwrap();
+    assert_eq!(json.codec(), Codec::MessagePack);
+    json.go_to(&mut room, 4).unwrap();
+    assert_eq!(room.selected, Some(lamp));
+
+    // A format 1 memento may not hold a diff record.
+    let text = String::from_utf8(Codec::Json.encode(&again.create_memento()).unwrap()).unwrap();
+    let mut bad = Snapshot::new(Codec::Json);
+    bad.insert_raw(
+        "history",
+        text.replacen(r#""format":2"#, r#""format":1"#, 1)
+            .into_bytes(),
+    )
+    .unwrap();
+    let err = bad.restore("history", &mut again).unwrap_err();
+    assert!(matches!(err, Error::Malformed { .. }), "{err}");
+}
+
+// ------------------------------------------------------------------------------------------
+// The property-diff model: a map of values, edits recorded as diffs, scripts changing values
+// unrecorded, and the three conflict rules.
+
+#[derive(Debug, Clone, PartialEq, Default)]
+struct Props {
+    values: BTreeMap<String, i64>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct PropsMemento {
+    values: BTreeMap<String, i64>,
+}
+
+impl Originator for Props {
+    type Memento = PropsMemento;
+    fn create_memento(&self) -> PropsMemento {
+        PropsMemento {
+            values: self.values.clone(),
+        }
+    }
+    fn restore_memento(&mut self, m: PropsMemento) -> savegame::Result<()> {
+        self.values = m.values;
+        Ok(())
+    }
+}
+
+const KEYS: [&str; 5] = ["a", "b", "c", "d", "e"];
+
+/// Set a key (`Some`) or remove it (`None`).
+type Set = (usize, Option<i64>);
+
+#[derive(Debug, Clone)]
+enum DiffOp {
+    Edit(Vec<Set>),
+    Group(Vec<Set>, Vec<Set>),
+    Script(Set),
+    Undo,
+    Redo,
+}
+
+fn set() -> impl Strategy<Value = Set> {
+    (0..KEYS.len(), proptest::option::weighted(0.8, -3i64..4))
+}
+
+fn diff_op() -> impl Strategy<Value = DiffOp> {
+    prop_oneof![
+        4 => proptest::collection::vec(set(), 1..4).prop_map(DiffOp::Edit),
+        1 => (proptest::collection::vec(set(), 1..3), proptest::collection::vec(set(), 1..3))
+            .prop_map(|(a, b)| DiffOp::Group(a, b)),
+        3 => set().prop_map(DiffOp::Script),
+        3 => Just(DiffOp::Undo),
+        2 => Just(DiffOp::Redo),
+    ]
+}
+
+type State = BTreeMap<String, i64>;
+/// A model entry: each changed key, its value before and after.
+type ModelEntry = Vec<(String, Option<i64>, Option<i64>)>;
+
+fn put(state: &mut State, (k, v): Set) {
+    match v {
+        Some(v) => state.insert(KEYS[k].into(), v),
+        None => state.remove(KEYS[k]),
+    };
+}
+
+fn changed(before: &State, after: &State) -> ModelEntry {
+    KEYS.iter()
+        .filter_map(|&k| {
+            let (b, a) = (before.get(k).copied(), after.get(k).copied());
+            (b != a).then(|| (k.to_string(), b, a))
+        })
+        .collect()
+}
+
+/// Runs an entry back (`undo`) or forth on the model's state; `Err` when the rule refuses.
+fn model_run(
+    state: &mut State,
+    entry: &ModelEntry,
+    undo: bool,
+    rule: OnConflict,
+) -> Result<(), ()> {
+    let fits = |state: &State, (k, old, new): &(String, Option<i64>, Option<i64>)| {
+        state.get(k).copied() == if undo { *new } else { *old }
+    };
+    if rule == OnConflict::Refuse && entry.iter().any(|m| !fits(state, m)) {
+        return Err(());
+    }
+    for m in entry {
+        if rule == OnConflict::KeepCurrent && !fits(state, m) {
+            continue;
+        }
+        let (k, old, new) = m;
+        match if undo { old } else { new } {
+            Some(v) => state.insert(k.clone(), *v),
+            None => state.remove(k),
+        };
+    }
+    Ok(())
+}
+
+fn run_diff_model(ops: &[DiffOp], rule: OnConflict, codec: Codec) -> Result<(), TestCaseError> {
+    const LIMIT: usize = 6;
+    let mut props = Props {
+        values: [("_".to_string(), 0)].into(),
+    };
+    let mut history = History::<Props>::builder()
+        .codec(codec)
+        .limit(LIMIT)
+        .on_conflict(rule)
+        .build()
+        .unwrap();
+    let mut entries: Vec<ModelEntry> = Vec::new();
+    let mut cursor = 0;
+    let push = |entries: &mut Vec<ModelEntry>, cursor: &mut usize, entry: ModelEntry| {
+        entries.truncate(*cursor);
+        entries.push(entry);
+        if entries.len() > LIMIT {
+            entries.remove(0);
+        }
+        *cursor = entries.len();
+    };
+    for op in ops {
+        let before = props.values.clone();
+        match op {
+            DiffOp::Edit(sets) => {
+                let recorded = history
+                    .diff_edit(&mut props, "edit", |p| {
+                        for &s in sets {
+                            put(&mut p.values, s);
+                        }
+                    })
+                    .unwrap();
+                let entry = changed(&before, &props.values);
+                prop_assert_eq!(recorded, !entry.is_empty());
+                if recorded {
+                    push(&mut entries, &mut cursor, entry);
+                }
+            }
+            DiffOp::Group(first, second) => {
+                history
+                    .group(&mut props, "group", |h, p| {
+                        for sets in [first, second] {
+                            h.diff_edit(p, "edit", |p| {
+                                for &s in sets {
+                                    put(&mut p.values, s);
+                                }
+                            })?;
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                let entry = changed(&before, &props.values);
+                if !entry.is_empty() {
+                    push(&mut entries, &mut cursor, entry);
+                }
+            }
+            DiffOp::Script(s) => put(&mut props.values, *s),
+            DiffOp::Undo => {
+                let result = history.undo(&mut props);
+                if cursor == 0 {
+                    prop_assert!(!result.unwrap());
+                } else {
+                    let mut state = before.clone();
+                    match model_run(&mut state, &entries[cursor - 1], true, rule) {
+                        Ok(()) => {
+                            prop_assert!(result.unwrap());
+                            cursor -= 1;
+                        }
+                        Err(()) => {
+                            let refused =
+                                matches!(result, Err(Error::UndoConflict { redo: false, .. }));
+                            prop_assert!(refused);
+                        }
+                    }
+                    prop_assert_eq!(&props.values, &state);
+                }
+            }
+            DiffOp::Redo => {
+                let result = history.redo(&mut props);
+                if cursor == entries.len() {
+                    prop_assert!(!result.unwrap());
+                } else {
+                    let mut state = before.clone();
+                    match model_run(&mut state, &entries[cursor], false, rule) {
+                        Ok(()) => {
+                            prop_assert!(result.unwrap());
+                            cursor += 1;
+                        }
+                        Err(()) => {
+                            let refused =
+                                matches!(result, Err(Error::UndoConflict { redo: true, .. }));
+                            prop_assert!(refused);
+                        }
+                    }
+                    prop_assert_eq!(&props.values, &state);
+                }
+            }
+        }
+        prop_assert_eq!(props.values.get("_"), Some(&0));
+        prop_assert_eq!((history.cursor(), history.len()), (cursor, entries.len()));
+    }
+    // What the history holds survives its memento.
+    let mut restored = History::<Props>::builder()
+        .limit(LIMIT)
+        .on_conflict(OnConflict::Overwrite)
+        .build()
+        .unwrap();
+    restored.restore_memento(history.create_memento()).unwrap();
+    let mut state = props.values.clone();
+    while cursor > 0 {
+        model_run(
+            &mut state,
+            &entries[cursor - 1],
+            true,
+            OnConflict::Overwrite,
+        )
+        .unwrap();
+        restored.undo(&mut props).unwrap();
+        cursor -= 1;
+        prop_assert_eq!(&props.values, &state);
+    }
+    Ok(())
+}
+
+fn rule() -> impl Strategy<Value = OnConflict> {
+    prop_oneof![
+        Just(OnConflict::Refuse),
+        Just(OnConflict::KeepCurrent),
+        Just(OnConflict::Overwrite)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn diff_edits_undo_only_what_they_recorded_like_the_model(
+        ops in proptest::collection::vec(diff_op(), 1..60),
+        rule in rule(),
+        json in any::<bool>(),
+    ) {
+        run_diff_model(&ops, rule, if json { Codec::Json } else { Codec::MessagePack })?;
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Several originators of different types in one history (Unity: one Ctrl+Z undoes a
+// transform, a light and a material changed by one input event)
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Transform {
+    position: (f32, f32),
+    scale: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Light {
+    intensity: u32,
+    color: String,
+    enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+struct Material {
+    albedo: String,
+    roughness: f64,
+}
+
+macro_rules! self_memento {
+    ($($t:ty),*) => {$(
+        impl Originator for $t {
+            type Memento = $t;
+            fn create_memento(&self) -> $t {
+                self.clone()
+            }
+            fn restore_memento(&mut self, m: $t) -> savegame::Result<()> {
+                *self = m;
+                Ok(())
+            }
+        }
+    )*};
+}
+self_memento!(Transform, Light, Material);
+
+#[test]
+fn story_one_ctrl_z_undoes_a_transform_a_light_and_a_material() {
+    let mut transform = Transform {
+        scale: 1.0,
+        ..Transform::default()
+    };
+    let mut light = Light {
+        intensity: 100,
+        color: "white".into(),
+        enabled: true,
+    };
+    let mut material = Material {
+        albedo: "grey".into(),
+        roughness: 0.5,
+    };
+    let start = (transform.clone(), light.clone(), material.clone());
+    let mut history = MultiHistory::new();
+
+    // One input event: "make it a campfire".
+    history
+        .group("Campfire", |h| {
+            h.edit("transform", &mut transform, "Move", |t| {
+                t.position = (3.0, 4.0)
+            })?;
+            h.edit("light", &mut light, "Warm light", |l| {
+                l.color = "orange".into();
+                l.intensity = 300;
+            })?;
+            h.edit("material", &mut material, "Embers", |m| {
+                m.albedo = "red".into()
+            })
+        })
+        .unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history.undo_name(), Some("Campfire"));
+    assert_eq!(
+        history.targets_of(0).collect::<Vec<_>>(),
+        ["transform", "light", "material"]
+    );
+    let campfire = (transform.clone(), light.clone(), material.clone());
+    // Play switches the light off: not recorded.
+    light.enabled = false;
+
+    // One Ctrl+Z.
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light)
+        .with("material", &mut material);
+    assert!(history.undo(&mut scene).unwrap());
+    drop(scene);
+    assert_eq!(transform, start.0);
+    assert_eq!(material, start.2);
+    assert_eq!((light.color.as_str(), light.intensity), ("white", 100));
+    assert!(!light.enabled, "the unrecorded change stays");
+
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light)
+        .with("material", &mut material);
+    assert!(history.redo(&mut scene).unwrap());
+    drop(scene);
+    assert_eq!((&transform, &material), (&campfire.0, &campfire.2));
+    assert_eq!(light.color, "orange");
+
+    // Without a group, each edit is an undo of its own (Unity's IncrementCurrentGroup).
+    history
+        .edit("light", &mut light, "Dim", |l| l.intensity = 50)
+        .unwrap();
+    history
+        .edit("material", &mut material, "Polish", |m| m.roughness = 0.1)
+        .unwrap();
+    assert_eq!(history.len(), 3);
+    assert!(history.is_dirty());
+
+    // A target the entry names is missing: refused, and nothing changes.
+    let before = (light.clone(), material.clone());
+    let mut partial = TargetSet::new().with("light", &mut light);
+    let err = history.undo(&mut partial).unwrap_err();
+    assert!(matches!(err, Error::Rejected { .. }), "{err}");
+    drop(partial);
+    assert_eq!((light.clone(), material.clone()), before);
+    assert_eq!(history.cursor(), 3);
+
+    // A conflict names the target.
+    material.roughness = 0.9; // a script
+    let mut scene = TargetSet::new().with("material", &mut material);
+    let err = history.undo(&mut scene).unwrap_err();
+    assert!(
+        matches!(&err, Error::UndoConflict { target: Some(t), path, .. } if t == "material" && path == "/roughness"),
+        "{err}"
+    );
+    history.set_on_conflict(OnConflict::Overwrite);
+    history.undo(&mut scene).unwrap();
+    drop(scene);
+    assert_eq!(material.roughness, 0.5);
+
+    // Targets a game keeps boxed by id (a registry) serve as well.
+    let mut registry: BTreeMap<String, Box<dyn savegame::history::Target>> = BTreeMap::new();
+    registry.insert("transform".into(), Box::new(transform.clone()));
+    registry.insert("light".into(), Box::new(light.clone()));
+    registry.insert("material".into(), Box::new(material.clone()));
+    history.undo(&mut registry).unwrap(); // "Dim"
+    history.undo(&mut registry).unwrap(); // "Campfire"
+    assert!(!history.can_undo());
+    history.redo(&mut registry).unwrap();
+    assert_eq!(history.redo_name(), Some("Dim"));
+}
+
+#[test]
+fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest() {
+    let mut transform = Transform::default();
+    let mut light = Light::default();
+    let seen = Arc::new(Mutex::new(Vec::<String>::new()));
+    let log = Arc::clone(&seen);
+    let mut history = MultiHistory::new();
+    history.set_limit(Some(2)).unwrap();
+    history.set_hook(move |target, mods| {
+        for m in mods.iter() {
+            log.lock().unwrap().push(format!(
+                "{target} {} {} -> {}",
+                m.path(),
+                m.old().map_or("-".into(), Value::to_string),
+                m.new_value().map_or("-".into(), Value::to_string)
+            ));
+        }
+        mods.retain(|m| m.path() != "/enabled");
+        Verdict::Keep
+    });
+    history.begin_group("Drag both");
+    history.begin_edit("transform", &transform, "Drag").unwrap();
+    history.begin_edit("light", &light, "Drag").unwrap();
+    for frame in 1..=10 {
+        transform.position = (frame as f32, 0.0);
+        light.intensity = frame;
+    }
+    light.enabled = true;
+    assert!(history.commit_edit("transform", &transform).unwrap());
+    assert!(history.commit_edit("light", &light).unwrap());
+    assert!(history.end_group().unwrap());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "transform /position/0 0.0 -> 10.0",
+            "light /intensity 0 -> 10",
+            "light /enabled false -> true"
+        ]
+    );
+    for i in 0..3 {
+        history
+            .edit("light", &mut light, "Dim", |l| l.intensity = i)
+            .unwrap();
+    }
+    assert_eq!(history.len(), 2, "the limit dropped the oldest");
+    let mut scene = TargetSet::new()
+        .with("transform", &mut transform)
+        .with("light", &mut light);
+    while history.undo(&mut scene).unwrap() {}
+    drop(scene);
+    assert_eq!(light.intensity, 0);
+    assert_eq!(
+        transform.position,
+        (10.0, 0.0),
+        "the drag fell out of the history"
+    );
+    assert!(light.enabled, "the hook kept the switch out of the record");
+
+    // An open edit blocks moving; a cancelled one puts its target back.
+    history.begin_edit("light", &light, "Drag").unwrap();
+    light.intensity = 99;
+    let mut scene = TargetSet::new().with("light", &mut light);
+    assert!(matches!(
+        history.redo(&mut scene),
+        Err(Error::Rejected { .. })
+    ));
+    drop(scene);
+    assert!(history.cancel_edit("light", &mut light).unwrap());
+    assert_eq!(light.intensity, 0);
 }

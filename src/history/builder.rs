@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use super::History;
 use super::command::{Command, NoCommand};
+use super::diff::OnConflict;
 use super::hook::{HookFn, Recorded, Verdict};
 use super::observer::Observer;
 use crate::codec::Codec;
@@ -17,12 +18,13 @@ pub const DEFAULT_LIMIT: usize = 100;
 /// Builds a [`History`]: `History::builder().limit(50).byte_budget(8 << 20).build()?`.
 ///
 /// Defaults: at most [`DEFAULT_LIMIT`] entries, no byte budget, the MessagePack codec (JSON
-/// when the `msgpack` feature is off), no observer, no hook.
+/// when the `msgpack` feature is off), [`OnConflict::Refuse`], no observer, no hook.
 #[must_use]
 pub struct HistoryBuilder<T: Originator, C = NoCommand> {
     pub(crate) limit: Option<usize>,
     pub(crate) budget: Option<usize>,
     pub(crate) codec: Codec,
+    pub(crate) on_conflict: OnConflict,
     pub(crate) observers: Vec<Box<dyn Observer + Send>>,
     pub(crate) hook: Option<HookFn<T, C>>,
     target: PhantomData<fn(&mut T)>,
@@ -34,6 +36,7 @@ impl<T: Originator, C: Command<T>> HistoryBuilder<T, C> {
             limit: Some(DEFAULT_LIMIT),
             budget: None,
             codec: default_codec(),
+            on_conflict: OnConflict::Refuse,
             observers: Vec::new(),
             hook: None,
             target: PhantomData,
@@ -78,6 +81,14 @@ impl<T: Originator, C: Command<T>> HistoryBuilder<T, C> {
         self
     }
 
+    /// What an undo or redo of a property-diff edit
+    /// ([`History::diff_edit`]) does with a recorded path that was changed since: refuse
+    /// (the default), keep the later change, or overwrite it. See [`OnConflict`].
+    pub fn on_conflict(mut self, rule: OnConflict) -> Self {
+        self.on_conflict = rule;
+        self
+    }
+
     /// Adds an observer (a closure `FnMut(Event)` or a type implementing [`Observer`]). It can
     /// not be removed later; use [`History::add_observer`] for one that can.
     ///
@@ -112,6 +123,7 @@ impl<T: Originator, C> fmt::Debug for HistoryBuilder<T, C> {
             .field("limit", &self.limit)
             .field("byte_budget", &self.budget)
             .field("codec", &self.codec)
+            .field("on_conflict", &self.on_conflict)
             .field("observers", &self.observers.len())
             .field("hook", &self.hook.is_some())
             .finish()

@@ -82,11 +82,13 @@ impl From<&String> for Title {
     }
 }
 
-/// One part of an entry: a memento record (its states are a link of the chain) or a command.
+/// One part of an entry: a memento record (its states are a link of the chain), a command, or
+/// a property-diff record (its modifications, encoded in the history's codec).
 #[derive(Debug, Clone)]
 pub(crate) enum Record<C> {
     Memento,
     Command(C),
+    Diff(Box<[u8]>),
 }
 
 /// What one undo takes back: one edit, or a group of them.
@@ -134,6 +136,7 @@ impl<C> Entry<C> {
                 .map(|r| match r {
                     Record::Memento => 0,
                     Record::Command(c) => c.heap_size(),
+                    Record::Diff(bytes) => bytes.len(),
                 })
                 .sum::<usize>()
     }
@@ -142,6 +145,14 @@ impl<C> Entry<C> {
     pub(crate) fn sole_command(&mut self) -> Option<&mut C> {
         match &mut *self.records {
             [Record::Command(c)] => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The modifications of an entry made of one property-diff record, to merge into.
+    pub(crate) fn sole_diff(&mut self) -> Option<&mut Box<[u8]>> {
+        match &mut *self.records {
+            [Record::Diff(bytes)] => Some(bytes),
             _ => None,
         }
     }

@@ -2,8 +2,11 @@
 //!
 //! A [`History`] is an [`Originator`]: capture it into a [`Snapshot`](crate::Snapshot) next to
 //! the originator it edits, and restore both after a load. Its memento is versioned: its first
-//! field is [`FORMAT_VERSION`], and a memento of another version is refused with a decode error
-//! that says so (fields are accepted in any order; unknown fields are ignored).
+//! field is the format version. This library reads every version from 1 to [`FORMAT_VERSION`]
+//! and writes the oldest one that can hold the history (1 unless it holds property-diff
+//! edits), so that a game built before property-diff edits existed still reads the histories
+//! that do without them. A memento of a newer version is refused with a decode error that
+//! says so (fields are accepted in any order; unknown fields are ignored).
 //!
 //! The byte layout is on [`HistoryMemento`].
 
@@ -14,21 +17,26 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::History;
+use super::ID;
 use super::chain::{Anchor, Chain, Link};
 use super::command::Command;
 use super::delta::{Delta, Hunk};
+use super::diff;
 use super::entry::{Entry, Record};
-use super::hook::ID;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::originator::Originator;
 
-/// The version of the [`HistoryMemento`] format this library writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest version of the [`HistoryMemento`] format, which this library writes for a
+/// history that holds property-diff edits (version 1 otherwise). It reads every version from 1.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The format version of a history without property-diff edits.
+const PLAIN_VERSION: u32 = 1;
 
 /// A [`History`] as it is stored in a save: every entry with its name and its group of
 /// records, the cursor, the saved point, and the recorded states in their compact form (see
-/// the [format](#format-version-1) below). Open edits and groups, merge keys, limits, observers
+/// the [format](#format-versions-1-and-2) below). Open edits and groups, merge keys, limits, observers
 /// and the hook are not part of it: a restored history keeps its own limits, observers and
 /// hook, and does not merge the next edit into a restored entry.
 ///
@@ -73,14 +81,14 @@ pub const FORMAT_VERSION: u32 = 1;
 /// # Ok::<(), savegame::Error>(())
 /// ```
 ///
-/// # Format, version 1
+/// # Format, versions 1 and 2
 ///
 /// A map (a MessagePack map, or a JSON object), written in this order (read in any order;
 /// unknown fields are ignored):
 ///
 /// | field | type | meaning |
 /// |---|---|---|
-/// | `format` | integer | [`FORMAT_VERSION`]; written first |
+/// | `format` | integer | 2 if a record is a `"Diff"` record, else 1; written first |
 /// | `codec` | string | `"msgpack"` or `"json"`: the codec the states below are encoded with |
 /// | `cursor` | integer | how many entries are done |
 /// | `saved` | integer or null | the position of the saved point, if it can be reached |
@@ -89,8 +97,14 @@ pub const FORMAT_VERSION: u32 = 1;
 /// | `anchor` | null, or anchor | the one state held in full; null when there are no links |
 ///
 /// - **entry:** `{"name": string, "records": [record, ...]}`, at least one record; a record is
-///   the string `"Memento"` (a memento edit, whose states are the next link) or
-///   `{"Command": <the command, in the game's serde form>}`.
+///   the string `"Memento"` (a memento edit, whose states are the next link),
+///   `{"Command": <the command, in the game's serde form>}`, or (version 2 only)
+///   `{"Diff": bytes}`, a property-diff edit.
+/// - **diff** (the bytes of a `"Diff"` record, encoded in `codec`, like the states): an array
+///   of modifications, each an array `[path, old, new, seen]`. `path` is an array of tokens
+///   (map keys as the codec decoded them, array indices as integers); `old` and `new` are
+///   arrays of no value (the path is absent on that side) or one; `seen` is null, or such an
+///   array holding the value the target really had when a hook rewrote `new`.
 /// - **link:** `{"gap": delta or null, "edit": delta}`: `edit` leads from the record's before
 ///   state to its after state, `gap` from the previous link's after state to this before state
 ///   (null for the first link).
@@ -132,6 +146,7 @@ struct EntryMemento<C> {
 enum RecordMemento<C> {
     Memento,
     Command(C),
+    Diff(Bytes),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,7 +177,8 @@ struct AnchorMemento {
 }
 
 impl<C> HistoryMemento<C> {
-    /// The format version (always [`FORMAT_VERSION`] for a memento that was read).
+    /// The format version: 1 for a history without property-diff edits, else 2 (for a memento
+    /// that was read, the version it was written in).
     #[must_use]
     pub fn format_version(&self) -> u32 {
         self.format
@@ -237,10 +253,10 @@ impl<'de, C: Deserialize<'de>> Visitor<'de> for MementoVisitor<C> {
             match key.as_str() {
                 "format" => {
                     let version: u32 = map.next_value()?;
-                    if version != FORMAT_VERSION {
+                    if !(PLAIN_VERSION..=FORMAT_VERSION).contains(&version) {
                         return Err(de::Error::custom(format_args!(
                             "undo history format {version} is not supported (this version of \
-                             savegame reads format {FORMAT_VERSION})"
+                             savegame reads formats {PLAIN_VERSION} to {FORMAT_VERSION})"
                         )));
                     }
                     format = Some(version);
@@ -360,8 +376,13 @@ where
     /// The history's entries, cursor, saved point and states (not an open edit or group).
     fn create_memento(&self) -> HistoryMemento<C> {
         let start = self.chain.start();
+        let diffs = self
+            .entries
+            .iter()
+            .flat_map(|e| e.records.iter())
+            .any(|r| matches!(r, Record::Diff(_)));
         HistoryMemento {
-            format: FORMAT_VERSION,
+            format: if diffs { FORMAT_VERSION } else { PLAIN_VERSION },
             codec: self.codec.name().to_owned(),
             cursor: self.cursor,
             saved: self.saved,
@@ -376,6 +397,7 @@ where
                         .map(|r| match r {
                             Record::Memento => RecordMemento::Memento,
                             Record::Command(c) => RecordMemento::Command(c.clone()),
+                            Record::Diff(bytes) => RecordMemento::Diff(Bytes(bytes.to_vec())),
                         })
                         .collect(),
                 })
@@ -401,6 +423,11 @@ where
     /// history's). Drops any open edit or group; applies the history's own limits; observers
     /// hear if the status changed.
     ///
+    /// A memento with property-diff edits in another codec than the history's is kept in its
+    /// own codec, and the history takes that codec ([`History::codec`]): the value trees of
+    /// the modifications are the codec's own (a MessagePack map key is an integer where JSON
+    /// has a string), and cannot be re-encoded without the originator's types.
+    ///
     /// # Errors
     /// [`Error::Malformed`] when the memento is inconsistent; [`Error::Decode`] when a state
     /// does not decode as `T::Memento` (the game's memento type changed since the save). On
@@ -415,15 +442,31 @@ where
             links,
             anchor,
         } = memento;
-        if format != FORMAT_VERSION {
+        if !(PLAIN_VERSION..=FORMAT_VERSION).contains(&format) {
             return Err(Error::rejected(format!(
                 "undo history format {format} is not supported (this version reads \
-                 {FORMAT_VERSION})"
+                 {PLAIN_VERSION} to {FORMAT_VERSION})"
             )));
         }
         let codec: Codec = codec
             .parse()
             .map_err(|_| malformed(&format!("unknown codec {codec:?}")))?;
+        let diffs = entries
+            .iter()
+            .flat_map(|e| &e.records)
+            .filter_map(|r| match r {
+                RecordMemento::Diff(bytes) => Some(bytes),
+                _ => None,
+            })
+            .collect::<Vec<_>>();
+        if format == PLAIN_VERSION && !diffs.is_empty() {
+            return Err(malformed("a format 1 history holds a property-diff record"));
+        }
+        for bytes in &diffs {
+            diff::decode_list(codec, &bytes.0)?;
+        }
+        // Property-diff records hold the codec's own value trees: keep them in it.
+        let into = if diffs.is_empty() { self.codec } else { codec };
         let len = entries.len();
         if cursor > len || saved.is_some_and(|s| s > len) {
             return Err(malformed(
@@ -455,7 +498,7 @@ where
             after: a.after,
             bytes: a.state.0,
         });
-        let chain = self.checked_chain(Chain::from_parts(links, anchor)?, codec)?;
+        let chain = self.checked_chain(Chain::from_parts(links, anchor)?, codec, into)?;
 
         let mut first_link = 0;
         let entries: std::collections::VecDeque<Entry<C>> = entries
@@ -467,6 +510,7 @@ where
                     .map(|r| match r {
                         RecordMemento::Memento => Record::Memento,
                         RecordMemento::Command(c) => Record::Command(c),
+                        RecordMemento::Diff(bytes) => Record::Diff(bytes.0.into_boxed_slice()),
                     })
                     .collect();
                 let entry = Entry {
@@ -484,6 +528,7 @@ where
         self.entry_bytes = entries.iter().map(Entry::heap_bytes::<T>).sum();
         self.entries = entries;
         self.chain = chain;
+        self.codec = into;
         self.cursor = cursor;
         self.saved = saved;
         self.saved_by_save = saved.is_some();
@@ -498,14 +543,14 @@ where
 
 impl<T: Originator, C: Command<T>> History<T, C> {
     /// Walks every state of a chain read from a memento (which checks every delta), decodes
-    /// one state as `T::Memento`, and re-encodes every state in this history's codec if `codec`
-    /// is another.
-    fn checked_chain(&self, mut chain: Chain, codec: Codec) -> Result<Chain> {
+    /// one state as `T::Memento`, and re-encodes every state in codec `into` if `codec` is
+    /// another.
+    fn checked_chain(&self, mut chain: Chain, codec: Codec, into: Codec) -> Result<Chain> {
         let end = chain.end();
         if end == 0 {
             return Ok(Chain::default());
         }
-        if codec == self.codec {
+        if codec == into {
             for link in 0..end {
                 chain.state(link, false)?;
                 chain.state(link, true)?;
@@ -518,17 +563,17 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         let mut rebuilt = Chain::default();
         for link in 0..end {
-            let before = self.transcode(codec, chain.state(link, false)?)?;
-            let after = self.transcode(codec, chain.state(link, true)?)?;
+            let before = transcode::<T>(codec, into, chain.state(link, false)?)?;
+            let after = transcode::<T>(codec, into, chain.state(link, true)?)?;
             rebuilt.push(&before, after)?;
         }
         Ok(rebuilt)
     }
+}
 
-    fn transcode(&self, from: Codec, bytes: &[u8]) -> Result<Vec<u8>> {
-        let memento: T::Memento = from.decode(bytes).map_err(|e| e.decoding(ID))?;
-        self.codec.encode(&memento).map_err(|e| e.encoding(ID))
-    }
+fn transcode<T: Originator>(from: Codec, into: Codec, bytes: &[u8]) -> Result<Vec<u8>> {
+    let memento: T::Memento = from.decode(bytes).map_err(|e| e.decoding(ID))?;
+    into.encode(&memento).map_err(|e| e.encoding(ID))
 }
 
 fn malformed(what: &str) -> Error {

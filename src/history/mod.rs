@@ -7,13 +7,16 @@
 //! |---|---|
 //! | record a change of the originator, whatever it is | [`History::edit`], or [`begin_edit`](History::begin_edit) … [`commit_edit`](History::commit_edit) |
 //! | record a drag (one entry, however many frames) | `begin_edit` at the press, `commit_edit` at the release ([`cancel_edit`](History::cancel_edit) on Esc) |
+//! | undo only the properties an edit changed, and leave later unrecorded changes alone (Unity's `Undo.RecordObject`) | a property-diff edit: [`History::diff_edit`], or [`begin_diff_edit`](History::begin_diff_edit) … [`commit_edit`](History::commit_edit); conflicts: [`OnConflict`] |
 //! | record an edit that knows its inverse | a [`Command`] and [`History::apply`] |
+//! | record a command the game has already run (a tool that moved the piece itself) | [`History::record_applied`] |
 //! | make one click one undo (a prefab of five objects) | [`begin_group`](History::begin_group) … [`end_group`](History::end_group), or [`History::group`] |
+//! | make one click one undo across objects of different types (a transform, a light and a material) | a [`MultiHistory`] over targets by id ([`TargetSet`], or the game's own [`Targets`]) |
 //! | undo, redo, jump in a history panel | [`undo`](History::undo), [`redo`](History::redo), [`go_to`](History::go_to) |
 //! | enable the buttons and fill the menus | an [`Observer`], [`undo_name`](History::undo_name), [`redo_name`](History::redo_name), [`names`](History::names) |
 //! | show "unsaved changes" | [`mark_saved`](History::mark_saved) after a save, [`is_dirty`](History::is_dirty) |
 //! | bound its memory | [`HistoryBuilder::limit`], [`HistoryBuilder::byte_budget`], [`History::bytes`] |
-//! | filter or rewrite what gets recorded | [`HistoryBuilder::hook`] ([`Recorded`], [`Verdict`]) |
+//! | filter or rewrite what gets recorded, down to single properties | [`HistoryBuilder::hook`] ([`Recorded`], [`Recorded::modifications`], [`Verdict`]) |
 //! | keep the history in a save, to undo after a reload | the history is an [`Originator`]: [`Snapshot::capture`](crate::Snapshot::capture) it ([`HistoryMemento`]) |
 //!
 //! ```
@@ -56,6 +59,17 @@
 //!   record nothing. Undo restores the before memento, redo the after one: the editor writes
 //!   each edit once, and never undo or redo code. A memento restores the *whole* originator,
 //!   so a change that was never recorded is undone along with the edit after it.
+//! - **Property-diff edits** ([`diff_edit`](History::diff_edit)) keep instead the
+//!   [`Modification`]s: the paths of the memento's value tree (the [`migrate::Value`] tree of
+//!   the migrations) that the edit changed, with their old and new values. Undo writes the old
+//!   values into the originator's current memento and restores that; a property changed later
+//!   without being recorded stays as it is. When a recorded path was itself changed since,
+//!   the history's [`OnConflict`] rule decides: by default the undo or redo is refused with
+//!   [`Error::UndoConflict`] and nothing changes (the safe choice: only the player knows which
+//!   change should win); [`OnConflict::KeepCurrent`] lets the later change win, and
+//!   [`OnConflict::Overwrite`] the undo (last writer wins). Paths name array elements by
+//!   index and map entries by key: keep collections whose elements come and go in maps keyed
+//!   by id (an array that changes length is recorded whole).
 //! - **Compact states.** The history holds one state in full, where it last worked, and every
 //!   other state as the bytes in which it differs from its neighbour (see [`History::bytes`]):
 //!   moving one chair in a 1 MB room costs a few dozen bytes, not two megabytes. An undo or redo
@@ -76,14 +90,18 @@
 //!   `BTreeMap` and `Vec` in mementos.
 //! - **Threads.** A `History` is `Send` and `Sync` when its command type is; observers and the
 //!   hook must be `Send`.
+//!
+//! [`migrate::Value`]: crate::migrate::Value
 
 mod builder;
 mod chain;
 mod command;
 mod delta;
+mod diff;
 mod entry;
 mod hook;
 mod memento;
+mod multi;
 mod navigate;
 mod observer;
 
@@ -94,19 +112,25 @@ use std::mem::size_of;
 
 pub use builder::{DEFAULT_LIMIT, HistoryBuilder};
 pub use command::{Command, Merged, NoCommand};
+pub use diff::{Modification, OnConflict};
 pub use entry::Title;
 pub use hook::{Recorded, Verdict};
 pub use memento::{FORMAT_VERSION, HistoryMemento};
+pub use multi::{MultiHistory, Target, TargetSet, Targets};
 pub use observer::{Event, Observer, ObserverId, Status};
 
 use chain::Chain;
 use entry::{Entry, Record};
-use hook::{Hook, ID};
+use hook::Hook;
 use observer::Observers;
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
+use crate::migrate::Value;
 use crate::originator::Originator;
+
+/// The id that codec errors about a history's states carry.
+pub(crate) const ID: &str = "undo history";
 
 /// An undo/redo history of the edits of one originator `T` (a room, a level, a character),
 /// recorded as memento edits or as commands of type `C`.
@@ -131,6 +155,8 @@ pub struct History<T: Originator, C = NoCommand> {
     limit: Option<usize>,
     budget: Option<usize>,
     codec: Codec,
+    /// What an undo or redo of a property-diff edit does about a path changed since.
+    on_conflict: OnConflict,
     /// No edit may merge into the newest entry (an undo, a redo or a seal came after it).
     sealed: bool,
     edit: Option<OpenEdit>,
@@ -140,10 +166,12 @@ pub struct History<T: Originator, C = NoCommand> {
     target: PhantomData<fn(&mut T)>,
 }
 
-/// A memento edit between `begin_edit` and `commit_edit`.
+/// A memento or property-diff edit between `begin_edit` (or `begin_diff_edit`) and
+/// `commit_edit`.
 struct OpenEdit {
     title: Title,
     before: Vec<u8>,
+    diff: bool,
 }
 
 /// A group between `begin_group` and `end_group`.
@@ -157,6 +185,7 @@ struct Group<C> {
 enum Pending<C> {
     Edit { before: Vec<u8>, after: Vec<u8> },
     Command(C),
+    Diff(Vec<Modification>),
 }
 
 impl<T: Originator, C: Command<T>> Default for History<T, C> {
@@ -193,6 +222,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             limit: builder.limit,
             budget: builder.budget,
             codec: builder.codec,
+            on_conflict: builder.on_conflict,
             sealed: true,
             edit: None,
             group: None,
@@ -248,6 +278,10 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     /// [`Error::Rejected`] if an edit is already open;
     /// [`Error::Encode`] if the codec cannot encode the memento.
     pub fn begin_edit(&mut self, target: &T, title: impl Into<Title>) -> Result<()> {
+        self.open_edit(target, title.into(), false)
+    }
+
+    fn open_edit(&mut self, target: &T, title: Title, diff: bool) -> Result<()> {
         if self.edit.is_some() {
             return Err(Error::rejected(
                 "undo history: an edit is already open (commit or cancel it first)",
@@ -255,10 +289,82 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         let before = self.encode(target)?;
         self.edit = Some(OpenEdit {
-            title: title.into(),
+            title,
             before,
+            diff,
         });
         Ok(())
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Recording property-diff edits
+
+    /// Records `change` as one property-diff edit named by `title` (Unity's
+    /// `Undo.RecordObject`): captures `target` before and after it, and keeps only the paths of
+    /// the memento's value tree that changed, each with its old and new value (see
+    /// [`Modification`]). Undo writes the old values back into the originator's *current*
+    /// memento and restores that; redo writes the new ones. A property that something else
+    /// changes later without recording it (a script, play) is left alone by undo and redo.
+    ///
+    /// When a recorded path was changed since, the history's [`OnConflict`] rule decides:
+    /// by default the undo is refused with [`Error::UndoConflict`], changing nothing.
+    ///
+    /// ```
+    /// use savegame::{History, Originator};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Default)]
+    /// struct Cube { scale: f32, name: String }
+    /// #[derive(Serialize, Deserialize)]
+    /// struct CubeMemento { scale: f32, name: String }
+    /// impl Originator for Cube {
+    ///     type Memento = CubeMemento;
+    ///     fn create_memento(&self) -> CubeMemento {
+    ///         CubeMemento { scale: self.scale, name: self.name.clone() }
+    ///     }
+    ///     fn restore_memento(&mut self, m: CubeMemento) -> savegame::Result<()> {
+    ///         (self.scale, self.name) = (m.scale, m.name);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let mut cube = Cube { scale: 1.0, name: "Cube".into() };
+    /// let mut history = History::<Cube>::new();
+    /// history.diff_edit(&mut cube, "Scale", |c| c.scale = 2.0)?;
+    /// cube.name = "Crate".into(); // a script renames it, unrecorded
+    ///
+    /// history.undo(&mut cube)?;
+    /// assert_eq!((cube.scale, cube.name.as_str()), (1.0, "Crate"));
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    ///
+    /// Memento edits and property-diff edits mix freely in one history and one group. A
+    /// property-diff edit costs more to record and to undo than a memento edit (the states are
+    /// decoded into value trees, and undo encodes and decodes the current memento); what it
+    /// holds is its modifications, with their old and new values in full.
+    ///
+    /// # Errors
+    /// As for [`edit`](Self::edit); [`Error::Decode`] if a state does not decode as a value
+    /// tree.
+    pub fn diff_edit(
+        &mut self,
+        target: &mut T,
+        title: impl Into<Title>,
+        change: impl FnOnce(&mut T),
+    ) -> Result<bool> {
+        self.begin_diff_edit(target, title)?;
+        change(target);
+        self.commit_edit(target)
+    }
+
+    /// Starts a property-diff edit (see [`diff_edit`](Self::diff_edit)): captures `target` as
+    /// it is now. [`commit_edit`](Self::commit_edit) records what changed since, as
+    /// modifications; [`cancel_edit`](Self::cancel_edit) puts it back.
+    ///
+    /// # Errors
+    /// As for [`begin_edit`](Self::begin_edit).
+    pub fn begin_diff_edit(&mut self, target: &T, title: impl Into<Title>) -> Result<()> {
+        self.open_edit(target, title.into(), true)
     }
 
     /// Ends the open memento edit: captures `target` again and records the edit, unless nothing
@@ -277,10 +383,19 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             ));
         }
         let after = self.encode(target)?;
-        let Some(OpenEdit { title, before }) = self.edit.take() else {
+        let Some(OpenEdit {
+            title,
+            before,
+            diff,
+        }) = self.edit.take()
+        else {
             return Ok(false);
         };
-        self.record_edit(title, before, after)
+        if diff {
+            self.record_diff_edit(title, before, after)
+        } else {
+            self.record_edit(title, before, after)
+        }
     }
 
     /// Abandons the open edit and restores `target` to the state it had at
@@ -333,8 +448,71 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         // The name is read before `apply`: a command that swaps values with the target holds
         // other values afterwards.
-        let mut name = command.name();
+        let name = command.name();
         command.apply(target)?;
+        self.record_command(name, command)
+    }
+
+    /// Records `command`, which the game has already applied, without applying it: the command
+    /// pool's `Register`. A tool that moved a piece as the mouse dragged it records the move
+    /// once, at the release; from then on the entry is like one [`apply`](Self::apply) made:
+    /// undo calls [`Command::undo`], redo [`Command::apply`], it merges by
+    /// [`merge_id`](Command::merge_id), passes through the hook, joins an open group, drops the
+    /// redo entries and counts against the limits.
+    ///
+    /// The command must be in the state `apply` leaves it in (a command that swaps a value
+    /// with the target holds the *old* value now). Its [`name`](Command::name) is read as it
+    /// is. Returns whether it was recorded (`false`: the hook dropped it).
+    ///
+    /// ```
+    /// # use savegame::{History, Originator};
+    /// # use savegame::history::Command;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Default)] struct Room { chair: i32 }
+    /// # #[derive(Serialize, Deserialize)] struct M { chair: i32 }
+    /// # impl Originator for Room {
+    /// #     type Memento = M;
+    /// #     fn create_memento(&self) -> M { M { chair: self.chair } }
+    /// #     fn restore_memento(&mut self, m: M) -> savegame::Result<()> { self.chair = m.chair; Ok(()) }
+    /// # }
+    /// /// Moves the chair from `from` to `to`.
+    /// struct Move { from: i32, to: i32 }
+    /// impl Command<Room> for Move {
+    ///     fn name(&self) -> String { "Move chair".into() }
+    ///     fn apply(&mut self, r: &mut Room) -> savegame::Result<()> { r.chair = self.to; Ok(()) }
+    ///     fn undo(&mut self, r: &mut Room) -> savegame::Result<()> { r.chair = self.from; Ok(()) }
+    /// }
+    ///
+    /// let mut room = Room::default();
+    /// let mut history = History::<Room, Move>::new();
+    /// for x in 1..=30 {
+    ///     room.chair = x; // the tool moves the chair itself, frame by frame
+    /// }
+    /// history.record_applied(Move { from: 0, to: 30 })?;
+    /// history.undo(&mut room)?;
+    /// assert_eq!(room.chair, 0);
+    /// history.redo(&mut room)?;
+    /// assert_eq!(room.chair, 30);
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] while a memento edit is open (the edit would capture the command's
+    /// change too, and undo would take it back twice); [`Error::Malformed`] as for
+    /// [`commit_edit`](Self::commit_edit).
+    pub fn record_applied(&mut self, command: C) -> Result<bool> {
+        if self.edit.is_some() {
+            return Err(Error::rejected(
+                "undo history: cannot record a command while a memento edit is open",
+            ));
+        }
+        let name = command.name();
+        self.record_command(name, command)
+    }
+
+    /// Records an applied command: through the hook, into the open group, merged into the
+    /// newest entry, or as an entry of its own.
+    fn record_command(&mut self, mut name: String, mut command: C) -> Result<bool> {
         let keep = match self.hook.get() {
             Some(hook) => hook(&mut Recorded::command(&mut name, &mut command, self.codec)),
             None => Verdict::Keep,
@@ -431,7 +609,11 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         };
         let records: Vec<Pending<C>> = records
             .into_iter()
-            .filter(|r| !matches!(r, Pending::Edit { before, after } if before == after))
+            .filter(|r| match r {
+                Pending::Edit { before, after } => before != after,
+                Pending::Diff(mods) => !mods.is_empty(),
+                Pending::Command(_) => true,
+            })
             .collect();
         if records.is_empty() {
             return Ok(false);
@@ -586,6 +768,20 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         self.codec
     }
 
+    /// What an undo or redo of a property-diff edit does with a path changed since it was
+    /// recorded (see [`OnConflict`]).
+    #[must_use]
+    pub fn on_conflict(&self) -> OnConflict {
+        self.on_conflict
+    }
+
+    /// Changes the conflict rule of property-diff edits, for the next undos and redos: after an
+    /// undo refused with [`Error::UndoConflict`], a game that asked the player may undo again
+    /// with [`OnConflict::Overwrite`] or [`OnConflict::KeepCurrent`].
+    pub fn set_on_conflict(&mut self, rule: OnConflict) {
+        self.on_conflict = rule;
+    }
+
     /// The heap memory the history holds, in bytes: its one full state, the differing bytes of
     /// every other recorded state, the commands (their size plus
     /// [`Command::heap_size`]), names, and its tables (counted by capacity), plus the states
@@ -604,6 +800,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
                         .map(|r| match r {
                             Pending::Edit { before, after } => before.capacity() + after.capacity(),
                             Pending::Command(c) => c.heap_size(),
+                            Pending::Diff(mods) => diff::list_heap_bytes(mods),
                         })
                         .sum::<usize>()
             });
@@ -745,12 +942,17 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         let (mut name, merge) = title.into_parts();
         if let Some(hook) = self.hook.get() {
-            let verdict = hook(&mut Recorded::edit(
+            let mut mods = None;
+            let mut recorded = Recorded::edit(
                 &mut name,
                 &mut before,
                 &mut after,
+                &mut mods,
+                false,
                 self.codec,
-            ));
+            );
+            let verdict = hook(&mut recorded);
+            recorded.settle()?;
             if verdict == Verdict::Drop || before == after {
                 return Ok(false);
             }
@@ -778,6 +980,89 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             return self.finish_push(was);
         }
         self.push_entry(name, merge, vec![Pending::Edit { before, after }], was)
+    }
+
+    /// Records a property-diff edit: its modifications, through the hook, into the open group
+    /// or as an entry (merged into the newest one if its title allows).
+    fn record_diff_edit(
+        &mut self,
+        title: Title,
+        mut before: Vec<u8>,
+        mut after: Vec<u8>,
+    ) -> Result<bool> {
+        if before == after {
+            return Ok(false);
+        }
+        let codec = self.codec;
+        let before_tree = hook::decode_tree(codec, &before)?;
+        let after_tree = hook::decode_tree(codec, &after)?;
+        let mut mods = Some(diff::diff(&before_tree, &after_tree));
+        let (mut name, merge) = title.into_parts();
+        if let Some(hook) = self.hook.get() {
+            let verdict = hook(&mut Recorded::edit(
+                &mut name,
+                &mut before,
+                &mut after,
+                &mut mods,
+                true,
+                codec,
+            ));
+            if verdict == Verdict::Drop {
+                return Ok(false);
+            }
+        }
+        let mut mods = match mods {
+            Some(mods) => mods,
+            // The hook replaced a state: the list follows it.
+            None => diff::diff(
+                &hook::decode_tree(codec, &before)?,
+                &hook::decode_tree(codec, &after)?,
+            ),
+        };
+        diff::note_seen(&mut mods, &after_tree);
+        if mods.is_empty() {
+            return Ok(false);
+        }
+        if let Some(group) = &mut self.group {
+            // Diff records in a row are one record, as memento edits are.
+            if let Some(Pending::Diff(last)) = group.records.last_mut()
+                && let Some(both) = compose(last, &mods, before_tree.clone(), &after_tree)
+            {
+                if both.is_empty() {
+                    group.records.pop();
+                } else {
+                    *last = both;
+                }
+                return Ok(true);
+            }
+            group.records.push(Pending::Diff(mods));
+            return Ok(true);
+        }
+        let was = self.status();
+        if let Some(key) = merge
+            && let Some(top) = self.mergeable_top(Some(key))
+            && let Some(last) = top.sole_diff()
+            && let Some(both) = compose(
+                &diff::decode_list(codec, last)?,
+                &mods,
+                before_tree,
+                &after_tree,
+            )
+        {
+            if both.is_empty() {
+                // The merged edit changes nothing at all: the entry goes.
+                self.pop_back()?;
+                self.sealed = true;
+            } else {
+                let encoded = diff::encode_list(codec, &both)?.into_boxed_slice();
+                if let Some(last) = self.entries.back_mut().and_then(Entry::sole_diff) {
+                    self.entry_bytes = self.entry_bytes - last.len() + encoded.len();
+                    *last = encoded;
+                }
+            }
+            return self.finish_push(was);
+        }
+        self.push_entry(name, merge, vec![Pending::Diff(mods)], was)
     }
 
     /// The newest entry, if an edit with merge key `key` may merge into it.
@@ -815,6 +1100,16 @@ impl<T: Originator, C: Command<T>> History<T, C> {
                     stored.push(Record::Memento);
                 }
                 Pending::Command(c) => stored.push(Record::Command(c)),
+                Pending::Diff(mods) => match diff::encode_list(self.codec, &mods) {
+                    Ok(bytes) => stored.push(Record::Diff(bytes.into_boxed_slice())),
+                    Err(e) => {
+                        for _ in first_link..self.chain.end() {
+                            self.chain.pop_back()?;
+                        }
+                        self.notify(was);
+                        return Err(e);
+                    }
+                },
             }
         }
         let entry = Entry {
@@ -915,6 +1210,24 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         }
         Ok(())
     }
+}
+
+/// One list of modifications for `first` followed by `next` (an edit from `before` to
+/// `after`): what leads from the state before `first` to the state after `next`. `None` when
+/// `first` cannot be taken back from `before` (a path it wrote is gone): the two stay apart.
+fn compose(
+    first: &[Modification],
+    next: &[Modification],
+    before: Value,
+    after: &Value,
+) -> Option<Vec<Modification>> {
+    let mut start = before.clone();
+    diff::apply(&mut start, first, true, OnConflict::Overwrite).ok()?;
+    let mut end = before;
+    diff::apply(&mut end, next, false, OnConflict::Overwrite).ok()?;
+    let mut both = diff::diff(&start, &end);
+    diff::note_seen(&mut both, after);
+    Some(both)
 }
 
 /// Adds `command` to an open group's records, merging it into the group's last command if

@@ -2,18 +2,23 @@
 //! step from leaving anything half done.
 
 use super::History;
+use super::ID;
 use super::command::Command;
+use super::diff;
 use super::entry::Record;
-use super::hook::ID;
+use super::hook;
 use crate::error::{Error, Result};
 use crate::originator::Originator;
 
 impl<T: Originator, C: Command<T>> History<T, C> {
     /// Undoes the newest done entry: restores its before state (or undoes its commands, newest
-    /// first). Returns `Ok(false)`, doing nothing, when there is nothing to undo.
+    /// first; or writes the old values of its property-diff edits). Returns `Ok(false)`, doing
+    /// nothing, when there is nothing to undo.
     ///
     /// # Errors
-    /// [`Error::Rejected`] while an edit or a group is open. The originator's error from
+    /// [`Error::Rejected`] while an edit or a group is open. [`Error::UndoConflict`] when a
+    /// path a property-diff edit recorded was changed since and the
+    /// [`OnConflict`](super::OnConflict) rule refuses. The originator's error from
     /// `restore_memento`, a command's error from `undo`, or [`Error::Decode`]: then what the
     /// entry had already undone is redone, the history stays where it was, and the error is
     /// returned (if that rollback fails too, the originator may be left between the two states;
@@ -123,11 +128,29 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         target: &mut T,
         undo: bool,
     ) -> Result<()> {
+        let (codec, rule) = (self.codec, self.on_conflict);
         let Some(entry) = self.entries.get_mut(index) else {
             return Ok(());
         };
         let link = entry.link_of(record);
         match entry.records.get_mut(record) {
+            Some(Record::Diff(list)) => {
+                let mods = diff::decode_list(codec, list)?;
+                let bytes = codec
+                    .encode(&target.create_memento())
+                    .map_err(|e| e.encoding(ID))?;
+                let mut tree = hook::decode_tree(codec, &bytes)?;
+                match diff::apply(&mut tree, &mods, undo, rule) {
+                    Ok(false) => Ok(()),
+                    Ok(true) => target.restore_memento(hook::tree_to_memento::<T>(codec, &tree)?),
+                    Err(conflict) => Err(Error::UndoConflict {
+                        entry: entry.name.to_string(),
+                        target: None,
+                        path: conflict.path,
+                        redo: !undo,
+                    }),
+                }
+            }
             Some(Record::Memento) => {
                 let bytes = self.chain.state(link, !undo)?;
                 let memento = self.codec.decode(bytes).map_err(|e| e.decoding(ID))?;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
+use super::autosave;
 use super::backups::{backups_of, put_keeping_backups};
 use super::files::{self, Files};
 use super::journal::{Journals, has_deltas};
@@ -511,40 +512,8 @@ impl Engine {
     /// from a newer version of the game.
     pub(super) fn autosave(&self, snapshot: &Snapshot) -> Result<SaveReport> {
         let _pick = lock(&self.autosave_lock);
-        let slot = self.next_autosave_slot()?;
+        let slot = autosave::next_slot(&self.files, self.autosave_slots)?;
         self.save(slot, snapshot)
-    }
-
-    /// The autosave slot the next autosave writes.
-    pub(super) fn next_autosave_slot(&self) -> Result<SlotId> {
-        let mut oldest: Option<(SystemTime, SlotId)> = None;
-        let mut newer = None;
-        for n in 1..=self.autosave_slots {
-            let slot = SlotId::Autosave(n);
-            let saved_at = match self.files.read_header(&slot.file_name()) {
-                Ok(None) => return Ok(slot),
-                // A damaged autosave is the first to be reused.
-                Err(_) => SystemTime::UNIX_EPOCH,
-                Ok(Some((header, _))) if header.schema_version > self.files.schema_version => {
-                    newer.get_or_insert(header.schema_version);
-                    continue;
-                }
-                Ok(Some((header, _))) => header.saved_at,
-            };
-            if oldest.is_none_or(|(t, _)| saved_at < t) {
-                oldest = Some((saved_at, slot));
-            }
-        }
-        match (oldest, newer) {
-            (Some((_, slot)), _) => Ok(slot),
-            (None, Some(found)) => Err(Error::NewerSchema {
-                found,
-                supported: self.files.schema_version,
-            }),
-            (None, None) => Err(Error::Config {
-                reason: "there are no autosave slots".into(),
-            }),
-        }
     }
 
     /// Appends `changes` to the slot's journal, then compacts when the journal has grown past

@@ -1,6 +1,7 @@
 //! The caretaker: [`SaveLoadManager`] saves snapshots to slots (at once, in the background, or
 //! incrementally), loads them back, and lists them.
 
+mod autosave;
 mod background;
 pub mod backups;
 mod engine;

@@ -83,6 +83,7 @@ pub use frame::{
 pub(crate) use frame::{
     Opened, SealParams, check_crc_in_pieces, missing_key, open, random_nonce, seal,
 };
+pub(crate) use bytes::now;
 pub use metadata::Metadata;
 
 /// What kind of file `bytes` start (the first 14 bytes are enough): `None` when they do not

@@ -75,6 +75,7 @@ mod frame;
 mod metadata;
 pub mod replay;
 
+pub(crate) use bytes::now;
 pub use frame::{
     CRC_LEN, FLAG_ENCRYPTED, FORMAT_VERSION, FileKind, HEADER_LEN, Header, Key, MAGIC, MAX_ID_LEN,
     MAX_METADATA_LEN, NONCE_LEN, Sections, TAG_LEN, check_crc, header_len, parse_header,
@@ -83,7 +84,6 @@ pub use frame::{
 pub(crate) use frame::{
     Opened, SealParams, check_crc_in_pieces, missing_key, open, random_nonce, seal,
 };
-pub(crate) use bytes::now;
 pub use metadata::Metadata;
 
 /// What kind of file `bytes` start (the first 14 bytes are enough): `None` when they do not

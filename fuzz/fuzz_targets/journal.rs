@@ -12,7 +12,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use savegame::Codec;
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame_fuzz::{SLOT, bases, journal_name, key, manager, record_codecs, variants};
 
 fuzz_target!(|data: &[u8]| {
@@ -33,8 +33,8 @@ fn run(data: &[u8]) {
         (encrypted, Some(key()), 50, Codec::MessagePack),
     ] {
         let storage = MemoryStorage::new();
-        storage.put(&SLOT.file_name(), base.clone());
-        storage.put(&journal_name(), data.to_vec());
+        storage.put(&SLOT.file_name(), base).expect("a memory put");
+        storage.put(&journal_name(), data).expect("a memory put");
         let manager = manager(&storage, key, false, compact, codec);
         let _ = manager.list();
         let _ = manager.info(SLOT);

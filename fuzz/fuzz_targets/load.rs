@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Codec, Key, SaveLoadManager, Snapshot};
 use savegame_fuzz::{KEY, SLOT, key, manager, migrations, variants};
 
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
 
 fn run(data: &[u8]) {
     let storage = MemoryStorage::new();
-    storage.put(&SLOT.file_name(), data.to_vec());
+    storage.put(&SLOT.file_name(), data).expect("a memory put");
     for key in [None, Some(Key::from_bytes(KEY))] {
         let manager = manager(&storage, key, true, 50, Codec::MessagePack);
         let _ = manager.list();

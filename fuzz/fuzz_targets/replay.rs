@@ -10,7 +10,7 @@
 use libfuzzer_sys::fuzz_target;
 use savegame::ReplayHeader;
 use savegame::replay::Player;
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame_fuzz::{Game, REPLAY_NAME, drive, key, variants};
 
 fuzz_target!(|data: &[u8]| {
@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
 
 fn run(data: &[u8]) {
     let storage = MemoryStorage::new();
-    storage.put(REPLAY_NAME, data.to_vec());
+    storage.put(REPLAY_NAME, data).expect("a memory put");
     let _ = ReplayHeader::read_in(&storage, REPLAY_NAME, None);
     let _ = ReplayHeader::read_in(&storage, REPLAY_NAME, Some(&key()));
     for keyed in [false, true] {

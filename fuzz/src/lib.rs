@@ -10,7 +10,7 @@ use savegame::format::{CRC_LEN, FLAG_ENCRYPTED, HEADER_LEN, MAGIC, NONCE_LEN};
 use savegame::migrate::Migrations;
 use savegame::replay::Player;
 use savegame::replay::{OnDesync, Replayable};
-use savegame::storage::MemoryStorage;
+use savegame::storage::{MemoryStorage, Storage};
 use savegame::{Codec, Key, Recorder, SaveLoadManager, SlotId, Snapshot};
 use serde_json::{Value, json};
 
@@ -446,7 +446,7 @@ pub fn check_seed(target: &str, name: &str, bytes: &[u8]) {
     let storage = MemoryStorage::new();
     match target {
         "load" => {
-            storage.put(&SLOT.file_name(), bytes.to_vec());
+            storage.put(&SLOT.file_name(), bytes).expect("a memory put");
             let loaded = manager(&storage, key, false, 50, Codec::MessagePack)
                 .load(SLOT)
                 .expect("a save seed loads");
@@ -455,8 +455,8 @@ pub fn check_seed(target: &str, name: &str, bytes: &[u8]) {
         "journal" => {
             let (plain, sealed) = bases();
             let base = if encrypted { sealed } else { plain };
-            storage.put(&SLOT.file_name(), base.clone());
-            storage.put(&journal_name(), bytes.to_vec());
+            storage.put(&SLOT.file_name(), base).expect("a memory put");
+            storage.put(&journal_name(), bytes).expect("a memory put");
             let codec = if encrypted {
                 Codec::Json
             } else {
@@ -471,7 +471,7 @@ pub fn check_seed(target: &str, name: &str, bytes: &[u8]) {
             assert_eq!(turn, Some(7 + u64::from(loaded.report.deltas)), "{name}");
         }
         _ => {
-            storage.put(REPLAY_NAME, bytes.to_vec());
+            storage.put(REPLAY_NAME, bytes).expect("a memory put");
             let builder = Player::builder();
             let builder = match key {
                 Some(key) => builder.key(key),

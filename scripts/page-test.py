@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -72,7 +73,8 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
-        caps = {"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+        caps = {"capabilities": {"alwaysMatch": {"goog:loggingPrefs": {"browser": "ALL"},
+                                                 "goog:chromeOptions": {
             "binary": CHROMIUM,
             "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -83,19 +85,22 @@ def main():
         call(base, "POST", s + "/url", {"url": page})
 
         def js(script):
-            return call(base, "POST", s + "/execute/sync", {"script": script, "args": []})
+            try:
+                return call(base, "POST", s + "/execute/sync", {"script": script, "args": []})
+            except urllib.error.HTTPError as e:
+                return f"(the page could not be read: {e})"
 
         verdict = None
         deadline = time.time() + 60
         while time.time() < deadline:
-            verdict = js("return document.body.dataset.script || null;")
+            verdict = js("return (document.body && document.body.dataset.script) || null;")
             if verdict:
                 break
             time.sleep(0.2)
         png = base64.b64decode(call(base, "GET", s + "/screenshot"))
         with open(shot, "wb") as f:
             f.write(png)
-        status = js("return document.getElementById('status').textContent;")
+        status = js("return document.getElementById('status')?.textContent ?? null;")
         menu = js("return Array.from(document.querySelectorAll('#menu li'))"
                   ".map(li => li.textContent);")
         print(f"screenshot: {shot} ({len(png)} bytes)")
@@ -118,7 +123,13 @@ def main():
             failures.append(f"the status line does not report the load: {status!r}")
         for failure in failures:
             print(f"FAIL: {failure}")
-        print(f"page test: {1 if not failures else 0} passed, {1 if failures else 0} failed")
+        if failures:
+            try:
+                for entry in call(base, "POST", s + "/se/log", {"type": "browser"}) or []:
+                    print(f"browser console: {entry.get('level')}: {entry.get('message')}")
+            except OSError as e:
+                print(f"(the browser's console could not be read: {e})")
+        print(f"page: {1 if not failures else 0} passed, {1 if failures else 0} failed")
         return 1 if failures else 0
     finally:
         if session:

@@ -155,10 +155,10 @@ type Shared = Rc<Page>;
 #[wasm_bindgen(start)]
 pub fn start() {
     wasm_bindgen_futures::spawn_local(async {
-        if let Err(e) = run().await {
-            if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
-                set_text(&doc, "status", &format!("error: {e}"));
-            }
+        if let Err(e) = run().await
+            && let Some(doc) = web_sys::window().and_then(|w| w.document())
+        {
+            set_text(&doc, "status", &format!("error: {e}"));
         }
     });
 }

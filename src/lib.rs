@@ -116,6 +116,11 @@
 //!   behind its back (another process, a plain save) it writes a full save instead. It costs a
 //!   capture and an encoding of the whole state per save; see [`state`].
 //!
+//! - **In a browser** (`wasm32-unknown-unknown`) it builds with the default features: the time
+//!   is `Date.now()` and the randomness `crypto.getRandomValues`. There are no threads, so
+//!   background saves run inside the call. IndexedDB (async saves) and localStorage live in
+//!   the `savegame-web` crate.
+//!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
 //! the first save into them; a folder the game made itself is the game's to make durable.
 //! Atomicity rests on `rename` being atomic and on fsync doing what it says; on

@@ -516,7 +516,7 @@ impl Snapshot {
         generation: u64,
         key: Option<&Key>,
     ) -> Result<Vec<u8>> {
-        let now = std::time::SystemTime::now();
+        let now = crate::format::now();
         self.seal_file_at(slot, schema_version, generation, now, key)
     }
 
@@ -605,7 +605,7 @@ impl Snapshot {
             schema_version,
             base_generation,
             Some(sequence),
-            std::time::SystemTime::now(),
+            crate::format::now(),
             sealing,
         )
     }

@@ -26,6 +26,25 @@ pub(crate) fn len_u32(n: usize) -> Result<u32> {
     })
 }
 
+/// The current time, the one clock every saved-at and recorded-at time is read from.
+///
+/// On `wasm32-unknown-unknown` (a browser) `SystemTime::now()` panics: there the time comes from
+/// JavaScript's `Date.now()` through `web-time`, turned into a `std` time so the public API has
+/// the same types on every target.
+pub(crate) fn now() -> SystemTime {
+    #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+    {
+        let since_epoch = web_time::SystemTime::now()
+            .duration_since(web_time::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO);
+        UNIX_EPOCH.checked_add(since_epoch).unwrap_or(UNIX_EPOCH)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    {
+        SystemTime::now()
+    }
+}
+
 pub(crate) fn system_time_to_millis(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),

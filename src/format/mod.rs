@@ -86,6 +86,7 @@ mod frame;
 mod metadata;
 pub mod replay;
 
+pub(crate) use bytes::now;
 pub use frame::{
     CRC_LEN, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FORMAT_VERSION,
     FORMAT_VERSION_2, FileKind, HEADER_LEN, Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN,

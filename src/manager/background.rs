@@ -283,8 +283,13 @@ impl Worker {
         std::mem::take(&mut *lock(&self.unclaimed))
     }
 
-    /// Starts the thread if it is not running; `false` if it cannot be started.
+    /// Starts the thread if it is not running; `false` if it cannot be started. On
+    /// wasm32-unknown-unknown (a browser) std has no threads at all, so none is tried: every
+    /// background save runs synchronously in [`submit`](Self::submit).
     fn ensure_thread(&self, engine: &Arc<Engine>) -> bool {
+        if cfg!(all(target_arch = "wasm32", target_os = "unknown")) {
+            return false;
+        }
         let mut thread = lock(&self.thread);
         if thread.is_some() {
             return true;

@@ -87,7 +87,7 @@ impl Engine {
                 slot,
                 self.files.schema_version,
                 previous.max(leftover).saturating_add(1),
-                SystemTime::now(),
+                crate::format::now(),
                 self.files.sealing(),
             )
         };

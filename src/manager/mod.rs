@@ -409,6 +409,12 @@ impl SaveLoadManager {
     /// save's handle reports [`SaveStatus::Superseded`]. [`flush`](Self::flush) waits for
     /// everything queued, and so does dropping the manager. A failed background save leaves
     /// the previous save intact, exactly as [`save`](Self::save) does.
+    ///
+    /// **Where there are no threads** (`wasm32-unknown-unknown`: a browser) this is
+    /// synchronous: the save is encoded, sealed and written inside this call, on the calling
+    /// thread, and the handle comes back already finished. The frame then pays the whole save,
+    /// as for [`save`](Self::save). (A browser game that must not block the page while the
+    /// bytes are stored uses the `savegame-web` crate, whose IndexedDB saves are async.)
     pub fn save_in_background(&self, slot: SlotId, snapshot: Snapshot) -> SaveHandle {
         self.worker
             .submit(&self.engine, Target::Slot(slot), snapshot)
@@ -457,7 +463,7 @@ impl SaveLoadManager {
 
     /// [`autosave`](Self::autosave) on the worker thread: returns at once, like
     /// [`save_in_background`](Self::save_in_background). A newer autosave replaces one that
-    /// has not started.
+    /// has not started. Synchronous where there are no threads, as `save_in_background` is.
     pub fn autosave_in_background(&self, snapshot: Snapshot) -> SaveHandle {
         self.worker.submit(&self.engine, Target::Autosave, snapshot)
     }

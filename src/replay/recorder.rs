@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
@@ -173,7 +173,7 @@ impl RecorderBuilder {
             input_version: self.input_version,
             keyframe_interval: self.keyframe_interval,
             seed: self.seed,
-            recorded_at: SystemTime::now(),
+            recorded_at: format::now(),
             metadata: self.metadata,
         };
         let stream = Stream {
@@ -217,10 +217,13 @@ impl RecorderBuilder {
 /// cannot be mixed. `RandomState` is seeded from the operating system's randomness.
 fn new_replay_id() -> u64 {
     let mut hasher = RandomState::new().build_hasher();
-    let now = SystemTime::now()
+    let now = format::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     hasher.write_u128(now);
+    // A browser has no process ids (`process::id` panics on wasm32-unknown-unknown); there the
+    // time, and `RandomState`'s keys (which change at each call), tell recordings apart.
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     hasher.write_u32(std::process::id());
     hasher.finish()
 }

@@ -12,6 +12,7 @@
 //! | [`FsStorage`] | files in a folder, crash-safe (temp file, fsync, rename, fsync the folder), with real appends, hard links and `flock` |
 //! | [`MemoryStorage`] | tests, tools, and platforms that persist a blob store themselves |
 //! | [`FsStorage`] over `SimFs` (feature `testing`) | crash and fault tests: every operation is logged, faults can be injected, and every post-crash state can be built |
+//! | `savegame_web::LocalStorage` (crate `savegame-web`) | small saves in a browser's localStorage; IndexedDB, being async, is a layer over the manager there (`IndexedDbSaves`), not a `Storage` |
 //!
 //! [`FsStorage`] does its file operations through the [`FileSystem`] trait: [`StdFs`] in a game,
 //! `SimFs` (with the `testing` feature) in crash tests.

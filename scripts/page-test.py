@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The web demo's screenshot test: headless Chromium, driven through chromedriver's WebDriver
+API, opens the built page with ?script (moves, a save, an autosave, more moves, a load of the
+save), waits until the page says how that went, takes a screenshot, and checks the page state
+from the DOM: the verdict, the load menu's entries (labels and times) and the status line.
+It checks text, never pixels.
+
+    scripts/page-test.py DIR SCREENSHOT.png
+
+DIR is the page built by scripts/web-demo.sh. Needs python3 (stdlib only), chromium and
+chromedriver (CHROMIUM, CHROMEDRIVER to point elsewhere).
+"""
+
+import base64
+import functools
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(directory):
+    """A static file server on a free loopback port, in a thread."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=directory)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def call(base, method, path, body=None, timeout=30):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return json.loads(resp.read() or b"{}").get("value")
+
+
+def main():
+    directory, shot = sys.argv[1], sys.argv[2]
+    server = serve(directory)
+    page = f"http://127.0.0.1:{server.server_port}/index.html?script"
+    port = free_port()
+    driver = subprocess.Popen([CHROMEDRIVER, f"--port={port}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    profile = tempfile.mkdtemp(prefix="savegame-page-")
+    session = None
+    try:
+        for _ in range(100):
+            try:
+                call(base, "GET", "/status", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.1)
+        caps = {"capabilities": {"alwaysMatch": {"goog:loggingPrefs": {"browser": "ALL"},
+                                                 "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--disable-quic", "--no-first-run", "--disable-background-networking",
+                     "--disable-component-update", "--disable-sync",
+                     "--window-size=1000,700", f"--user-data-dir={profile}"]}}}}
+        session = call(base, "POST", "/session", caps, timeout=60)["sessionId"]
+        s = f"/session/{session}"
+        call(base, "POST", s + "/url", {"url": page})
+
+        def js(script):
+            try:
+                return call(base, "POST", s + "/execute/sync", {"script": script, "args": []})
+            except urllib.error.HTTPError as e:
+                return f"(the page could not be read: {e})"
+
+        verdict = None
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            verdict = js("return (document.body && document.body.dataset.script) || null;")
+            if verdict:
+                break
+            time.sleep(0.2)
+        png = base64.b64decode(call(base, "GET", s + "/screenshot"))
+        with open(shot, "wb") as f:
+            f.write(png)
+        status = js("return document.getElementById('status')?.textContent ?? null;")
+        menu = js("return Array.from(document.querySelectorAll('#menu li'))"
+                  ".map(li => li.textContent);")
+        print(f"screenshot: {shot} ({len(png)} bytes)")
+        print(f"status: {status}")
+        for entry in menu or []:
+            print(f"menu: {entry}")
+
+        failures = []
+        if verdict != "passed":
+            failures.append(f"the scripted session did not pass: {verdict!r}")
+        if not png.startswith(b"\x89PNG"):
+            failures.append("the screenshot is not a PNG")
+        time_re = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC"
+        wanted = [(r"^slot 1 · 3 coins, 6 moves · " + time_re, "the save in slot 1"),
+                  (r"^autosave 1 · 4 coins, 8 moves · " + time_re, "the autosave")]
+        for pattern, what in wanted:
+            if not any(re.search(pattern, entry or "") for entry in menu or []):
+                failures.append(f"the load menu does not show {what}: {menu}")
+        if not status or "Loaded slot 1: 3 coins, 6 moves" not in status:
+            failures.append(f"the status line does not report the load: {status!r}")
+        for failure in failures:
+            print(f"FAIL: {failure}")
+        if failures:
+            try:
+                for entry in call(base, "POST", s + "/se/log", {"type": "browser"}) or []:
+                    print(f"browser console: {entry.get('level')}: {entry.get('message')}")
+            except OSError as e:
+                print(f"(the browser's console could not be read: {e})")
+        print(f"page: {1 if not failures else 0} passed, {1 if failures else 0} failed")
+        return 1 if failures else 0
+    finally:
+        if session:
+            try:
+                call(base, "DELETE", f"/session/{session}")
+            except OSError:
+                pass
+        driver.terminate()
+        driver.wait(timeout=10)
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Every test of the workspace, in one command, on a fresh machine or this one:
+#
+#   scripts/test.sh
+#
+# 1. Installs what `cargo test` cannot install itself, and reuses what is already there:
+#    Debian's chromium and chromium-driver, the rustup target wasm32-unknown-unknown,
+#    wasm-bindgen-cli at exactly the wasm-bindgen version of Cargo.lock (kept when
+#    `wasm-bindgen --version` already says that version), and binaryen's wasm-opt from the
+#    npm registry into the target folder (Debian's is too old for wasm-bindgen's output).
+# 2. Runs `cargo test --workspace --all-features` (every native test).
+# 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
+# 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
+# 5. Builds the web demo and runs its screenshot test (scripts/page-test.py).
+#
+# SAVEGAME_SKIP_INSTALL=1 skips step 1 (a machine without root or network, set up by hand).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+took() { printf '   (%s: %ds)\n' "$1" "$(( $(date +%s) - $2 ))"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+target_dir=${CARGO_TARGET_DIR:-target}
+wasm_bindgen_version=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)
+[ -n "$wasm_bindgen_version" ] || { echo "no wasm-bindgen in Cargo.lock"; exit 1; }
+
+if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
+    step "what the browser tests need"
+    missing=()
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+    command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    if [ ${#missing[@]} -gt 0 ]; then
+        t=$(date +%s)
+        echo "installing ${missing[*]} from Debian's packages"
+        as_root apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >/dev/null
+        took "apt-get install ${missing[*]}" "$t"
+    else
+        echo "chromium and chromedriver: present"
+    fi
+    if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+        t=$(date +%s)
+        rustup target add wasm32-unknown-unknown
+        took "rustup target add wasm32-unknown-unknown" "$t"
+    else
+        echo "rustup target wasm32-unknown-unknown: present"
+    fi
+    if [ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $wasm_bindgen_version" ]; then
+        t=$(date +%s)
+        # Not --locked: the CLI's own lock file names a webpki-roots version this registry
+        # lacks. No default features: they are the TLS stack the runner uses only to download
+        # a driver, and chromedriver is installed above.
+        cargo install wasm-bindgen-cli --version "$wasm_bindgen_version" --no-default-features --force
+        took "cargo install wasm-bindgen-cli $wasm_bindgen_version" "$t"
+    else
+        echo "wasm-bindgen-cli $wasm_bindgen_version: present"
+    fi
+    binaryen="$target_dir/tools/binaryen"
+    if [ ! -x "$binaryen/node_modules/.bin/wasm-opt" ] && command -v npm >/dev/null 2>&1; then
+        t=$(date +%s)
+        mkdir -p "$binaryen"
+        npm install --prefix "$binaryen" --no-audit --no-fund --silent binaryen@132.0.0
+        took "npm install binaryen@132.0.0 (wasm-opt)" "$t"
+    else
+        echo "wasm-opt: present (or no npm: the demo is then not shrunk)"
+    fi
+fi
+
+step "native tests: cargo test --workspace --all-features"
+cargo test --workspace --all-features
+
+step "the core builds for wasm32-unknown-unknown (default features, then JSON alone)"
+cargo build --target wasm32-unknown-unknown -p savegame
+cargo build --target wasm32-unknown-unknown -p savegame --no-default-features --features json
+
+step "browser tests in headless Chromium (web/tests/browser.rs)"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+CHROMEDRIVER=${CHROMEDRIVER:-$(command -v chromedriver)} \
+WASM_BINDGEN_TEST_WEBDRIVER_JSON=$PWD/web/webdriver.json \
+WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300} \
+    cargo test --target wasm32-unknown-unknown -p savegame-web -- --nocapture
+
+step "the web page: a scripted save and load, a screenshot, the load menu's text"
+out="$target_dir/web-demo"
+WEB_DEMO_OUT="$out" scripts/web-demo.sh build
+python3 scripts/page-test.py "$out" "$out/screenshot.png"
+
+echo
+echo "every test passed"

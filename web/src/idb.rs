@@ -1,0 +1,264 @@
+//! IndexedDB through wasm-bindgen: opening the database, reading head records and objects,
+//! and committing a set of changes in one transaction. Every request of a transaction is
+//! made before the first `await`, so no transaction ever commits early.
+//!
+//! The database has two object stores, both keyed by object name:
+//!
+//! | store | value |
+//! |---|---|
+//! | `objects` | the object's bytes (a `Uint8Array`) |
+//! | `heads` | its head record: the length (u64, little-endian) then its first bytes ([`head_of`]) |
+//!
+//! A put writes both records in the same transaction, so they always agree.
+
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{DomException, IdbDatabase, IdbRequest, IdbTransaction};
+
+use crate::error::{Error, Result};
+use crate::working::{Change, head_of};
+
+const OBJECTS: &str = "objects";
+const HEADS: &str = "heads";
+/// The database's schema version (IndexedDB's, not a save's).
+const DB_VERSION: u32 = 1;
+
+/// The crate's error for what the browser threw while doing `operation`.
+pub(crate) fn browser_error(operation: &'static str, thrown: &JsValue) -> Error {
+    if let Some(e) = thrown.dyn_ref::<DomException>() {
+        let name = e.name();
+        if name == "QuotaExceededError" {
+            return Error::QuotaExceeded { operation };
+        }
+        return Error::Browser {
+            operation,
+            name,
+            message: e.message(),
+        };
+    }
+    let message = thrown
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| thrown.as_string())
+        .unwrap_or_else(|| format!("{thrown:?}"));
+    Error::Browser {
+        operation,
+        name: "Error".into(),
+        message,
+    }
+}
+
+/// A future of a request's `success` (its result) or `error` (its error). The handlers are set
+/// here, at once, not when the future is first polled: no event can be missed.
+fn request(req: &IdbRequest) -> JsFuture {
+    let promise = Promise::new(&mut |resolve: Function, reject: Function| {
+        let done = req.clone();
+        let on_success = Closure::once_into_js(move || {
+            let result = done.result().unwrap_or(JsValue::UNDEFINED);
+            let _ = resolve.call1(&JsValue::NULL, &result);
+        });
+        let failed = req.clone();
+        let on_error = Closure::once_into_js(move || {
+            let error = match failed.error() {
+                Ok(Some(e)) => JsValue::from(e),
+                _ => JsValue::from_str("the request failed"),
+            };
+            let _ = reject.call1(&JsValue::NULL, &error);
+        });
+        req.set_onsuccess(Some(on_success.unchecked_ref()));
+        req.set_onerror(Some(on_error.unchecked_ref()));
+    });
+    JsFuture::from(promise)
+}
+
+/// A future of a transaction's `complete` (`Ok`), or its `abort` (the error that caused it).
+/// As for [`request`], the handlers are set at once.
+fn completion(tx: &IdbTransaction) -> JsFuture {
+    let promise = Promise::new(&mut |resolve: Function, reject: Function| {
+        let on_complete = Closure::once_into_js(move || {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let aborted = tx.clone();
+        let on_abort = Closure::once_into_js(move || {
+            let error = match aborted.error() {
+                Some(e) => JsValue::from(e),
+                None => JsValue::from_str("the transaction was aborted"),
+            };
+            let _ = reject.call1(&JsValue::NULL, &error);
+        });
+        tx.set_oncomplete(Some(on_complete.unchecked_ref()));
+        tx.set_onabort(Some(on_abort.unchecked_ref()));
+    });
+    JsFuture::from(promise)
+}
+
+/// Opens (creating if needed) the database `name`.
+pub(crate) async fn open(name: &str) -> Result<IdbDatabase> {
+    let unavailable = |reason: String| Error::Unavailable {
+        operation: "opening IndexedDB",
+        reason,
+    };
+    let window = web_sys::window().ok_or_else(|| unavailable("no window".into()))?;
+    let factory = window
+        .indexed_db()
+        .map_err(|e| browser_error("opening IndexedDB", &e))?
+        .ok_or_else(|| unavailable("this browser has no IndexedDB".into()))?;
+    let open = factory
+        .open_with_u32(name, DB_VERSION)
+        .map_err(|e| browser_error("opening IndexedDB", &e))?;
+    let upgrading = open.clone();
+    let on_upgrade = Closure::once_into_js(move || {
+        if let Ok(result) = upgrading.result()
+            && let Ok(db) = result.dyn_into::<IdbDatabase>()
+        {
+            let stores = db.object_store_names();
+            for store in [OBJECTS, HEADS] {
+                if !stores.contains(store) {
+                    let _ = db.create_object_store(store);
+                }
+            }
+        }
+    });
+    open.set_onupgradeneeded(Some(on_upgrade.unchecked_ref()));
+    let db = request(&open)
+        .await
+        .map_err(|e| browser_error("opening IndexedDB", &e))?;
+    db.dyn_into::<IdbDatabase>()
+        .map_err(|e| browser_error("opening IndexedDB", &e))
+}
+
+fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
+    value.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec)
+}
+
+/// Every head record: `(name, length, first bytes)`.
+pub(crate) async fn heads(db: &IdbDatabase) -> Result<Vec<(String, u64, Vec<u8>)>> {
+    let op = "reading the load menu";
+    let tx = db
+        .transaction_with_str(HEADS)
+        .map_err(|e| browser_error(op, &e))?;
+    let store = tx.object_store(HEADS).map_err(|e| browser_error(op, &e))?;
+    let keys = request(&store.get_all_keys().map_err(|e| browser_error(op, &e))?);
+    let values = request(&store.get_all().map_err(|e| browser_error(op, &e))?);
+    let keys: Array = keys
+        .await
+        .map_err(|e| browser_error(op, &e))?
+        .unchecked_into();
+    let values: Array = values
+        .await
+        .map_err(|e| browser_error(op, &e))?
+        .unchecked_into();
+    let mut out = Vec::with_capacity(keys.length() as usize);
+    for (key, value) in keys.iter().zip(values.iter()) {
+        let (Some(name), Some(record)) = (key.as_string(), bytes_of(&value)) else {
+            continue;
+        };
+        // A record too short to hold its length is not one this crate wrote: skip it.
+        let Some((len, head)) = record.split_first_chunk::<8>() else {
+            continue;
+        };
+        out.push((name, u64::from_le_bytes(*len), head.to_vec()));
+    }
+    Ok(out)
+}
+
+/// The whole bytes of each of `names` (`None` for one that is gone).
+pub(crate) async fn objects(
+    db: &IdbDatabase,
+    names: &[String],
+) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+    let op = "reading a save";
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tx = db
+        .transaction_with_str(OBJECTS)
+        .map_err(|e| browser_error(op, &e))?;
+    let store = tx
+        .object_store(OBJECTS)
+        .map_err(|e| browser_error(op, &e))?;
+    let mut requests = Vec::with_capacity(names.len());
+    for name in names {
+        let req = store
+            .get(&JsValue::from_str(name))
+            .map_err(|e| browser_error(op, &e))?;
+        requests.push((name.clone(), request(&req)));
+    }
+    let mut out = Vec::with_capacity(names.len());
+    for (name, req) in requests {
+        let value = req.await.map_err(|e| browser_error(op, &e))?;
+        out.push((name, bytes_of(&value)));
+    }
+    Ok(out)
+}
+
+/// Commits `changes` in one readwrite transaction with `durability: "strict"` (the browser
+/// flushes to disk before it reports the transaction complete), and waits for it to complete.
+/// Either every change is in the database afterwards, or (an error) none is.
+pub(crate) async fn commit(db: &IdbDatabase, changes: &[Change]) -> Result<()> {
+    let op = "saving";
+    let e = |thrown: JsValue| browser_error(op, &thrown);
+    // `db.transaction(stores, "readwrite", { durability: "strict" })`, called through
+    // Reflect: web-sys has the options argument only behind its unstable-API cfg.
+    let transaction: Function = Reflect::get(db, &JsValue::from_str("transaction"))
+        .map_err(e)?
+        .dyn_into()
+        .map_err(e)?;
+    let options = Object::new();
+    Reflect::set(&options, &"durability".into(), &"strict".into()).map_err(e)?;
+    let stores = Array::of2(&OBJECTS.into(), &HEADS.into());
+    let mode = JsValue::from_str("readwrite");
+    let tx: IdbTransaction = transaction
+        .call3(db, &stores, &mode, &options)
+        .map_err(e)?
+        .dyn_into()
+        .map_err(e)?;
+    let objects = tx.object_store(OBJECTS).map_err(e)?;
+    let heads = tx.object_store(HEADS).map_err(e)?;
+    let done = completion(&tx);
+    let requests = (|| -> std::result::Result<(), JsValue> {
+        for (name, bytes) in changes {
+            let key = JsValue::from_str(name);
+            match bytes {
+                Some(bytes) => {
+                    objects.put_with_key(&Uint8Array::from(bytes.as_slice()), &key)?;
+                    let head = head_of(bytes);
+                    let mut record = Vec::with_capacity(8 + head.len());
+                    record.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                    record.extend_from_slice(head);
+                    heads.put_with_key(&Uint8Array::from(record.as_slice()), &key)?;
+                }
+                None => {
+                    objects.delete(&key)?;
+                    heads.delete(&key)?;
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(thrown) = requests {
+        // Nothing is committed: undo the requests already made.
+        let _ = tx.abort();
+        let _ = done.await;
+        return Err(e(thrown));
+    }
+    done.await.map(|_| ()).map_err(e)
+}
+
+/// Asks the browser to keep this origin's storage under storage pressure
+/// (`navigator.storage.persist()`); `false` when it declines or cannot.
+pub(crate) async fn persist() -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let Ok(promise) = window.navigator().storage().persist() else {
+        return false;
+    };
+    JsFuture::from(promise)
+        .await
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}

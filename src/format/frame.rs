@@ -297,7 +297,9 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
     let preamble_len = params.delta.as_ref().map_or(0, |(_, deleted)| {
         12 + deleted.iter().map(|id| 2 + id.len()).sum::<usize>()
     });
-    let doc_bound = 1 + entries
+    // The document's braces (JSON `{}` even when empty) or map header; each entry's own
+    // separator is in its key overhead.
+    let doc_bound = 2 + entries
         .iter()
         .map(|(id, _, m)| codec.key_overhead(id) + m.len())
         .sum::<usize>();

@@ -18,9 +18,15 @@
 //! encrypted (AES-256-GCM), sealing and opening in memory (where only the sealing differs),
 //! and whole saves and loads through the manager (with the fsync'd write).
 //!
+//! The `compression` groups (features `lz4`, `zstd`) save and load the 100,000-entity world,
+//! encrypted, through the manager (fsync'd) uncompressed, with LZ4 and with Zstandard at levels
+//! 1 and 3, in MessagePack and JSON; the run prints each file's size against the uncompressed
+//! one.
+//!
 //! ```text
 //! cargo bench --bench save_load
 //! cargo bench --bench save_load -- protection   # the protection groups alone
+//! cargo bench --bench save_load --features lz4,zstd -- compression
 //! ```
 
 #![allow(missing_docs)]
@@ -34,7 +40,7 @@ use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use criterion::{Criterion, criterion_group, criterion_main};
 use game::{Player, World};
-use savegame::{Codec, Originator, SaveLoadManager, SlotId};
+use savegame::{Codec, Compression, Originator, SaveLoadManager, SlotId};
 use savegame_testkit::{Counting, TEST_KEY, game, key};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -358,12 +364,71 @@ fn protection(c: &mut Criterion) {
     group.finish();
 }
 
+/// Uncompressed, LZ4 and Zstandard (levels 1 and 3) on the 100,000-entity world, encrypted and
+/// fsync'd through the manager, MessagePack and JSON: size, save and load in one run.
+fn compression(c: &mut Criterion) {
+    let world = World::generate(100_000, 1);
+    let mut kinds = vec![("none", Compression::None)];
+    if cfg!(feature = "lz4") {
+        kinds.push(("lz4", Compression::Lz4));
+    }
+    if cfg!(feature = "zstd") {
+        kinds.push(("zstd-1", Compression::Zstd { level: 1 }));
+        kinds.push(("zstd-3", Compression::Zstd { level: 3 }));
+    }
+    for codec in [Codec::MessagePack, Codec::Json] {
+        let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+        let managers: Vec<_> = kinds
+            .iter()
+            .map(|&(name, compression)| {
+                let m = SaveLoadManager::builder()
+                    .directory(dir.path().join(name))
+                    .codec(codec)
+                    .key(key())
+                    .compression(compression)
+                    .build()
+                    .unwrap();
+                framework_save(&m, "world", &world);
+                framework_save(&m, "world", &world);
+                (name, m)
+            })
+            .collect();
+        let size = |m: &SaveLoadManager| m.info(SlotId::Numbered(1)).unwrap().file_size;
+        let plain = size(&managers[0].1);
+        for (name, m) in &managers {
+            let s = size(m);
+            eprintln!(
+                "compression/world-100k/{codec}+aes/{name}: {s} bytes, {:.3}x uncompressed",
+                s as f64 / plain as f64
+            );
+        }
+        let mut group = c.benchmark_group(format!("compression/save/world-100k/{codec}+aes"));
+        for (name, m) in &managers {
+            group.bench_function(*name, |b| {
+                b.iter(|| framework_save(m, "world", black_box(&world)))
+            });
+        }
+        group.finish();
+        let mut group = c.benchmark_group(format!("compression/load/world-100k/{codec}+aes"));
+        for (name, m) in &managers {
+            group.bench_function(*name, |b| {
+                b.iter(|| {
+                    let mut o = World::default();
+                    framework_load(m, "world", &mut o);
+                    o
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k, menu_100, protection
+    targets = world_100k, profile_10k, menu_100, protection, compression
 }
 criterion_main!(benches);

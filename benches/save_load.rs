@@ -23,7 +23,15 @@
 //! 1 and 3, in MessagePack and JSON; the run prints each file's size against the uncompressed
 //! one.
 //!
+//! The `bitcode` groups (feature `bitcode`) save and load the 100,000-entity world through the
+//! manager with `Codec::Bitcode`, encrypted and fsync'd (and MessagePack the same way, for
+//! scale), against the `savefile` crate's plain `save_file` / `load_file` of the same data (its
+//! own binary format, no encryption, no fsync), the library a user might pick instead. The
+//! savefile side saves a copy of the world in mirror types that derive `Savefile`, made once
+//! outside the timed loop; savegame's side captures (clones) the world in every save.
+//!
 //! ```text
+//! cargo bench --bench save_load --features bitcode -- bitcode
 //! cargo bench --bench save_load
 //! cargo bench --bench save_load -- protection   # the protection groups alone
 //! cargo bench --bench save_load --features lz4,zstd -- compression
@@ -423,12 +431,141 @@ fn compression(c: &mut Criterion) {
     }
 }
 
+/// Mirror types of the example world for the `savefile` baseline (savefile needs its own
+/// derive on the saved types; the example game's types derive serde only).
+#[cfg(feature = "bitcode")]
+mod mirror {
+    use savefile_derive::Savefile;
+    use std::collections::HashMap;
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct Vec3 {
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub enum EntityKind {
+        Tree,
+        Rock,
+        Chest { gold: u32 },
+        Monster { hp: u16, angry: bool },
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct Entity {
+        pub id: u32,
+        pub kind: EntityKind,
+        pub position: Vec3,
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct World {
+        pub entities: Vec<Entity>,
+        pub names: HashMap<u32, String>,
+    }
+
+    pub fn of(w: &super::World) -> World {
+        use super::game::EntityKind as K;
+        World {
+            entities: w
+                .entities
+                .iter()
+                .map(|e| Entity {
+                    id: e.id,
+                    kind: match e.kind {
+                        K::Tree => EntityKind::Tree,
+                        K::Rock => EntityKind::Rock,
+                        K::Chest { gold } => EntityKind::Chest { gold },
+                        K::Monster { hp, angry } => EntityKind::Monster { hp, angry },
+                    },
+                    position: Vec3 {
+                        x: e.position.x,
+                        y: e.position.y,
+                        z: e.position.z,
+                    },
+                })
+                .collect(),
+            names: w.names.clone(),
+        }
+    }
+}
+
+/// bitcode through the manager (encrypted, fsync'd) against savefile's plain save and load.
+#[cfg(feature = "bitcode")]
+fn bitcode_vs_savefile(c: &mut Criterion) {
+    let world = World::generate(100_000, 1);
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let plain = mirror::of(&world);
+    let sf_path = dir.path().join("world.savefile");
+    savefile::save_file(&sf_path, 0, &plain).unwrap();
+    let back: mirror::World = savefile::load_file(&sf_path, 0).unwrap();
+    assert_eq!(back, plain);
+    let managers: Vec<_> = [
+        ("bitcode+aes", Codec::Bitcode),
+        ("msgpack+aes", Codec::MessagePack),
+    ]
+    .into_iter()
+    .map(|(name, codec)| {
+        let m = SaveLoadManager::builder()
+            .directory(dir.path().join(name))
+            .codec(codec)
+            .key(key())
+            .build()
+            .unwrap();
+        framework_save(&m, "world", &world);
+        framework_save(&m, "world", &world);
+        (name, m)
+    })
+    .collect();
+    eprintln!(
+        "bitcode/world-100k: savefile {} bytes; {}",
+        std::fs::metadata(&sf_path).unwrap().len(),
+        managers
+            .iter()
+            .map(|(n, m)| format!(
+                "{n} {} bytes",
+                m.info(SlotId::Numbered(1)).unwrap().file_size
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut group = c.benchmark_group("bitcode/save/world-100k");
+    group.bench_function("savefile-plain", |b| {
+        b.iter(|| savefile::save_file(&sf_path, 0, black_box(&plain)).unwrap())
+    });
+    for (name, m) in &managers {
+        group.bench_function(format!("savegame-{name}"), |b| {
+            b.iter(|| framework_save(m, "world", black_box(&world)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("bitcode/load/world-100k");
+    group.bench_function("savefile-plain", |b| {
+        b.iter(|| savefile::load_file::<mirror::World, _>(&sf_path, 0).unwrap())
+    });
+    for (name, m) in &managers {
+        group.bench_function(format!("savegame-{name}"), |b| {
+            b.iter(|| {
+                let mut o = World::default();
+                framework_load(m, "world", &mut o);
+                o
+            })
+        });
+    }
+    group.finish();
+}
+
+#[cfg(not(feature = "bitcode"))]
+fn bitcode_vs_savefile(_: &mut Criterion) {}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k, menu_100, protection, compression
+    targets = world_100k, profile_10k, menu_100, protection, compression, bitcode_vs_savefile
 }
 criterion_main!(benches);

@@ -134,8 +134,9 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut p2 = expected_v2(&p1);
     p2.stamina = 55;
     let state = expected_v3(&p2, &w1);
-    // Compressed files (flag bits 2-3) need the `lz4` and `zstd` features:
-    // `cargo run --example make_fixtures --features lz4,zstd -- fixtures`.
+    // Compressed files (flag bits 2-3) and the bitcode file (codec 3) need the `lz4`, `zstd`
+    // and `bitcode` features:
+    // `cargo run --example make_fixtures --features lz4,zstd,bitcode -- fixtures`.
     let none = Compression::None;
     let files = [
         ("v3", Codec::Json, Seal::Plain, none),
@@ -150,6 +151,8 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         ("v3", Codec::MessagePack, Seal::Aes, Compression::Lz4),
         ("v3", Codec::Json, Seal::Hmac, Compression::zstd()),
         ("v3", Codec::MessagePack, Seal::Aes, Compression::zstd()),
+        // Needs the `bitcode` feature too.
+        ("v3", Codec::Bitcode, Seal::Aes, none),
     ];
     for (story, codec, seal, compression) in files {
         let tmp = tempfile::tempdir()?;

@@ -19,7 +19,7 @@
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
 //! | keep saves readable but refuse edited ones | [`ManagerBuilder::integrity_only`] with a [`Key`] (feature `integrity`) |
 //! | change one originator's memento without bumping the whole save | [`Originator::memento_version`] and [`Migrations::memento_step`] |
-//! | pick JSON or MessagePack | [`Codec`] |
+//! | pick JSON, MessagePack or bitcode | [`Codec`] |
 //! | make save files smaller | [`ManagerBuilder::compression`] with a [`Compression`] (features `lz4`, `zstd`) |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
@@ -76,6 +76,7 @@
 //! | `integrity` | yes | integrity-only saves: readable bodies with an HMAC-SHA256 tag under a [`Key`] (hmac, sha2) |
 //! | `lz4` | no | [`Compression::Lz4`]: LZ4 bodies before sealing (lz4_flex, pure Rust: builds for the web) |
 //! | `zstd` | no | [`Compression::Zstd`]: Zstandard bodies before sealing, level configurable (zstd, a C library) |
+//! | `bitcode` | no | [`Codec::Bitcode`] (bitcode, serde): the smallest and fastest; not self-describing, so migration steps and dumps refuse it ([`Error::NotSelfDescribing`]) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //!
 //! Features are additive: [`Key`] and every method that takes one exist in every build, so code

@@ -19,10 +19,11 @@ const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
 /// `v<n>-*` are format version 1, `format2-*` format version 2.
-const FIXTURES: [(&str, &str); 29] = [
+const FIXTURES: [(&str, &str); 30] = [
     ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
     ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
     ("format2-mementos.expected.json", "3092bce11d1eddc7"),
+    ("format2-v3-bitcode-aes.sav", "b5f2019e747d1d84"),
     ("format2-v3-json-aes.sav", "243bb20faeec47d0"),
     ("format2-v3-json-hmac.sav", "1691772c9502bebe"),
     ("format2-v3-json-lz4-plain.sav", "8e33eec600b133eb"),

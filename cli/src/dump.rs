@@ -445,6 +445,10 @@ fn untag(tag: &str, inner: &Value) -> Result<Value, At> {
 /// [`savegame::Error::Decode`] when a memento does not decode; a [`DumpError`] (as a
 /// [`DumpFailure::Dump`]) for a value JSON cannot carry.
 pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
+    header
+        .codec
+        .require_self_describing("savegame dump (it writes mementos as generic values)")
+        .map_err(DumpFailure::Library)?;
     let doc = to_document(snapshot).map_err(DumpFailure::Library)?;
     let mut mementos = Vec::new();
     for id in doc.ids() {

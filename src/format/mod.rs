@@ -17,7 +17,8 @@
 //!                                      (integrity-only; never with bit 0); bits 2-3 the
 //!                                      body's compression: 0 none, 1 LZ4, 2 Zstandard (3 is
 //!                                      unknown); every other bit must be 0
-//! 12         1     codec               1 = JSON, 2 = MessagePack (3 kept for a binary codec)
+//! 12         1     codec               1 = JSON, 2 = MessagePack, 3 = bitcode (its document is
+//!                                      the mementos back to back, not self-describing)
 //! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
 //!                                      (a different layout from here on: see [`replay`])
 //! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave

@@ -18,9 +18,23 @@
 //! encrypted (AES-256-GCM), sealing and opening in memory (where only the sealing differs),
 //! and whole saves and loads through the manager (with the fsync'd write).
 //!
+//! The `compression` groups (features `lz4`, `zstd`) save and load the 100,000-entity world,
+//! encrypted, through the manager (fsync'd) uncompressed, with LZ4 and with Zstandard at levels
+//! 1 and 3, in MessagePack and JSON; the run prints each file's size against the uncompressed
+//! one.
+//!
+//! The `bitcode` groups (feature `bitcode`) save and load the 100,000-entity world through the
+//! manager with `Codec::Bitcode`, encrypted and fsync'd (and MessagePack the same way, for
+//! scale), against the `savefile` crate's plain `save_file` / `load_file` of the same data (its
+//! own binary format, no encryption, no fsync), the library a user might pick instead. The
+//! savefile side saves a copy of the world in mirror types that derive `Savefile`, made once
+//! outside the timed loop; savegame's side captures (clones) the world in every save.
+//!
 //! ```text
+//! cargo bench --bench save_load --features bitcode -- bitcode
 //! cargo bench --bench save_load
 //! cargo bench --bench save_load -- protection   # the protection groups alone
+//! cargo bench --bench save_load --features lz4,zstd -- compression
 //! ```
 
 #![allow(missing_docs)]
@@ -34,7 +48,7 @@ use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use criterion::{Criterion, criterion_group, criterion_main};
 use game::{Player, World};
-use savegame::{Codec, Originator, SaveLoadManager, SlotId};
+use savegame::{Codec, Compression, Originator, SaveLoadManager, SlotId};
 use savegame_testkit::{Counting, TEST_KEY, game, key};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -358,12 +372,200 @@ fn protection(c: &mut Criterion) {
     group.finish();
 }
 
+/// Uncompressed, LZ4 and Zstandard (levels 1 and 3) on the 100,000-entity world, encrypted and
+/// fsync'd through the manager, MessagePack and JSON: size, save and load in one run.
+fn compression(c: &mut Criterion) {
+    let world = World::generate(100_000, 1);
+    let mut kinds = vec![("none", Compression::None)];
+    if cfg!(feature = "lz4") {
+        kinds.push(("lz4", Compression::Lz4));
+    }
+    if cfg!(feature = "zstd") {
+        kinds.push(("zstd-1", Compression::Zstd { level: 1 }));
+        kinds.push(("zstd-3", Compression::Zstd { level: 3 }));
+    }
+    for codec in [Codec::MessagePack, Codec::Json] {
+        let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+        let managers: Vec<_> = kinds
+            .iter()
+            .map(|&(name, compression)| {
+                let m = SaveLoadManager::builder()
+                    .directory(dir.path().join(name))
+                    .codec(codec)
+                    .key(key())
+                    .compression(compression)
+                    .build()
+                    .unwrap();
+                framework_save(&m, "world", &world);
+                framework_save(&m, "world", &world);
+                (name, m)
+            })
+            .collect();
+        let size = |m: &SaveLoadManager| m.info(SlotId::Numbered(1)).unwrap().file_size;
+        let plain = size(&managers[0].1);
+        for (name, m) in &managers {
+            let s = size(m);
+            eprintln!(
+                "compression/world-100k/{codec}+aes/{name}: {s} bytes, {:.3}x uncompressed",
+                s as f64 / plain as f64
+            );
+        }
+        let mut group = c.benchmark_group(format!("compression/save/world-100k/{codec}+aes"));
+        for (name, m) in &managers {
+            group.bench_function(*name, |b| {
+                b.iter(|| framework_save(m, "world", black_box(&world)))
+            });
+        }
+        group.finish();
+        let mut group = c.benchmark_group(format!("compression/load/world-100k/{codec}+aes"));
+        for (name, m) in &managers {
+            group.bench_function(*name, |b| {
+                b.iter(|| {
+                    let mut o = World::default();
+                    framework_load(m, "world", &mut o);
+                    o
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+/// Mirror types of the example world for the `savefile` baseline (savefile needs its own
+/// derive on the saved types; the example game's types derive serde only).
+#[cfg(feature = "bitcode")]
+mod mirror {
+    use savefile_derive::Savefile;
+    use std::collections::HashMap;
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct Vec3 {
+        pub x: f32,
+        pub y: f32,
+        pub z: f32,
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub enum EntityKind {
+        Tree,
+        Rock,
+        Chest { gold: u32 },
+        Monster { hp: u16, angry: bool },
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct Entity {
+        pub id: u32,
+        pub kind: EntityKind,
+        pub position: Vec3,
+    }
+
+    #[derive(Savefile, Debug, PartialEq)]
+    pub struct World {
+        pub entities: Vec<Entity>,
+        pub names: HashMap<u32, String>,
+    }
+
+    pub fn of(w: &super::World) -> World {
+        use super::game::EntityKind as K;
+        World {
+            entities: w
+                .entities
+                .iter()
+                .map(|e| Entity {
+                    id: e.id,
+                    kind: match e.kind {
+                        K::Tree => EntityKind::Tree,
+                        K::Rock => EntityKind::Rock,
+                        K::Chest { gold } => EntityKind::Chest { gold },
+                        K::Monster { hp, angry } => EntityKind::Monster { hp, angry },
+                    },
+                    position: Vec3 {
+                        x: e.position.x,
+                        y: e.position.y,
+                        z: e.position.z,
+                    },
+                })
+                .collect(),
+            names: w.names.clone(),
+        }
+    }
+}
+
+/// bitcode through the manager (encrypted, fsync'd) against savefile's plain save and load.
+#[cfg(feature = "bitcode")]
+fn bitcode_vs_savefile(c: &mut Criterion) {
+    let world = World::generate(100_000, 1);
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let plain = mirror::of(&world);
+    let sf_path = dir.path().join("world.savefile");
+    savefile::save_file(&sf_path, 0, &plain).unwrap();
+    let back: mirror::World = savefile::load_file(&sf_path, 0).unwrap();
+    assert_eq!(back, plain);
+    let managers: Vec<_> = [
+        ("bitcode+aes", Codec::Bitcode),
+        ("msgpack+aes", Codec::MessagePack),
+    ]
+    .into_iter()
+    .map(|(name, codec)| {
+        let m = SaveLoadManager::builder()
+            .directory(dir.path().join(name))
+            .codec(codec)
+            .key(key())
+            .build()
+            .unwrap();
+        framework_save(&m, "world", &world);
+        framework_save(&m, "world", &world);
+        (name, m)
+    })
+    .collect();
+    eprintln!(
+        "bitcode/world-100k: savefile {} bytes; {}",
+        std::fs::metadata(&sf_path).unwrap().len(),
+        managers
+            .iter()
+            .map(|(n, m)| format!(
+                "{n} {} bytes",
+                m.info(SlotId::Numbered(1)).unwrap().file_size
+            ))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut group = c.benchmark_group("bitcode/save/world-100k");
+    group.bench_function("savefile-plain", |b| {
+        b.iter(|| savefile::save_file(&sf_path, 0, black_box(&plain)).unwrap())
+    });
+    for (name, m) in &managers {
+        group.bench_function(format!("savegame-{name}"), |b| {
+            b.iter(|| framework_save(m, "world", black_box(&world)))
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("bitcode/load/world-100k");
+    group.bench_function("savefile-plain", |b| {
+        b.iter(|| savefile::load_file::<mirror::World, _>(&sf_path, 0).unwrap())
+    });
+    for (name, m) in &managers {
+        group.bench_function(format!("savegame-{name}"), |b| {
+            b.iter(|| {
+                let mut o = World::default();
+                framework_load(m, "world", &mut o);
+                o
+            })
+        });
+    }
+    group.finish();
+}
+
+#[cfg(not(feature = "bitcode"))]
+fn bitcode_vs_savefile(_: &mut Criterion) {}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k, menu_100, protection
+    targets = world_100k, profile_10k, menu_100, protection, compression, bitcode_vs_savefile
 }
 criterion_main!(benches);

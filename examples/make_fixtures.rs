@@ -25,7 +25,7 @@ mod versions;
 use std::path::Path;
 use std::time::Duration;
 
-use savegame::{Codec, Key, SaveLoadManager, SlotId, Snapshot};
+use savegame::{Codec, Compression, Key, SaveLoadManager, SlotId, Snapshot};
 use serde_json::json;
 use versions::{expected_v2, expected_v3, v1_state};
 
@@ -134,21 +134,32 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut p2 = expected_v2(&p1);
     p2.stamina = 55;
     let state = expected_v3(&p2, &w1);
+    // Compressed files (flag bits 2-3) and the bitcode file (codec 3) need the `lz4`, `zstd`
+    // and `bitcode` features:
+    // `cargo run --example make_fixtures --features lz4,zstd,bitcode -- fixtures`.
+    let none = Compression::None;
     let files = [
-        ("v3", Codec::Json, Seal::Plain),
-        ("v3", Codec::Json, Seal::Aes),
-        ("v3", Codec::Json, Seal::Hmac),
-        ("v3", Codec::MessagePack, Seal::Plain),
-        ("v3", Codec::MessagePack, Seal::Aes),
-        ("v3", Codec::MessagePack, Seal::Hmac),
-        ("mementos", Codec::Json, Seal::Hmac),
-        ("mementos", Codec::MessagePack, Seal::Plain),
+        ("v3", Codec::Json, Seal::Plain, none),
+        ("v3", Codec::Json, Seal::Aes, none),
+        ("v3", Codec::Json, Seal::Hmac, none),
+        ("v3", Codec::MessagePack, Seal::Plain, none),
+        ("v3", Codec::MessagePack, Seal::Aes, none),
+        ("v3", Codec::MessagePack, Seal::Hmac, none),
+        ("mementos", Codec::Json, Seal::Hmac, none),
+        ("mementos", Codec::MessagePack, Seal::Plain, none),
+        ("v3", Codec::Json, Seal::Plain, Compression::Lz4),
+        ("v3", Codec::MessagePack, Seal::Aes, Compression::Lz4),
+        ("v3", Codec::Json, Seal::Hmac, Compression::zstd()),
+        ("v3", Codec::MessagePack, Seal::Aes, Compression::zstd()),
+        // Needs the `bitcode` feature too.
+        ("v3", Codec::Bitcode, Seal::Aes, none),
     ];
-    for (story, codec, seal) in files {
+    for (story, codec, seal, compression) in files {
         let tmp = tempfile::tempdir()?;
         let builder = SaveLoadManager::builder()
             .directory(tmp.path())
             .codec(codec)
+            .compression(compression)
             .schema_version(3);
         let manager = match seal {
             Seal::Plain => builder,
@@ -169,7 +180,11 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
             snapshot.set_version("world", 3)?;
         }
         let report = manager.save(SlotId::Numbered(1), &snapshot)?;
-        let name = format!("format2-{story}-{codec}-{}.sav", seal.name());
+        let packed = match compression {
+            Compression::None => String::new(),
+            c => format!("{}-", c.name()),
+        };
+        let name = format!("format2-{story}-{codec}-{packed}{}.sav", seal.name());
         write_new(&out.join(name), &std::fs::read(report.path)?)?;
     }
     // The per-memento story's expected state, by hand: player 1 -> 2 renames `stamina` to

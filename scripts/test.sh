@@ -74,6 +74,8 @@ cargo test --workspace --all-features
 step "the core builds for wasm32-unknown-unknown (default features, then JSON alone)"
 cargo build --target wasm32-unknown-unknown -p savegame
 cargo build --target wasm32-unknown-unknown -p savegame --no-default-features --features json
+# The compression and codec features a browser can have (zstd needs a C compiler for wasm32).
+cargo build --target wasm32-unknown-unknown -p savegame --features lz4,bitcode
 
 step "browser tests in headless Chromium (web/tests/browser.rs)"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \

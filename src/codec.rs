@@ -1,9 +1,20 @@
 //! Codecs: how mementos become bytes, and the limits that keep hostile input harmless.
 //!
-//! Two codecs are built in: [`Codec::Json`] (human-readable; feature `json`) and
-//! [`Codec::MessagePack`] (compact and fast; feature `msgpack`). Structs are written as maps
-//! with field names in both, so a migration can address fields by name and a tool can show
-//! them.
+//! Three codecs are built in: [`Codec::Json`] (human-readable; feature `json`),
+//! [`Codec::MessagePack`] (compact and fast; feature `msgpack`) and [`Codec::Bitcode`] (the
+//! fastest and smallest; feature `bitcode`). Structs are written as maps with field names in
+//! JSON and MessagePack, so a migration can address fields by name and a tool can show them.
+//!
+//! # Bitcode is not self-describing
+//!
+//! A bitcode memento has no field names and no type tags: only the Rust type that wrote it
+//! can read it. So whatever reads mementos as a generic value tree refuses a bitcode save
+//! with [`Error::NotSelfDescribing`]: the migration steps of [`Migrations`](crate::Migrations)
+//! (declarative step files and Rust steps alike, which run on that tree), the CLI's `dump`,
+//! `diff` and `migrate`, property-diff undo edits and replay input migrations. A game that
+//! changes a bitcode memento's type migrates it in Rust by decoding the old type
+//! ([`Snapshot::memento`](crate::Snapshot::memento)`::<OldType>`) and capturing the new one.
+//! Headers, metadata, memento ids, versions and sizes read as with any codec.
 //!
 //! # Limits on decode
 //!
@@ -35,6 +46,9 @@ pub enum Codec {
     Json,
     /// MessagePack (rmp-serde), structs as maps. Smaller and faster than JSON.
     MessagePack,
+    /// bitcode (its serde support; feature `bitcode`): compact and fast, and **not
+    /// self-describing** (see [the module docs](self#bitcode-is-not-self-describing)).
+    Bitcode,
 }
 
 impl Codec {
@@ -44,6 +58,7 @@ impl Codec {
         match self {
             Codec::Json => 1,
             Codec::MessagePack => 2,
+            Codec::Bitcode => 3,
         }
     }
 
@@ -55,16 +70,40 @@ impl Codec {
         match id {
             1 => Ok(Codec::Json),
             2 => Ok(Codec::MessagePack),
+            3 => Ok(Codec::Bitcode),
             _ => Err(Error::UnknownCodec { id }),
         }
     }
 
-    /// The codec's short name: `json` or `msgpack`.
+    /// The codec's short name: `json`, `msgpack` or `bitcode`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Codec::Json => "json",
             Codec::MessagePack => "msgpack",
+            Codec::Bitcode => "bitcode",
+        }
+    }
+
+    /// Can a memento of this codec be read without its Rust type, as a generic value tree
+    /// (what migration steps, dumps and diffs need)? JSON and MessagePack can; bitcode cannot.
+    #[must_use]
+    pub const fn is_self_describing(self) -> bool {
+        !matches!(self, Codec::Bitcode)
+    }
+
+    /// [`Error::NotSelfDescribing`] for `what` when this codec is not self-describing.
+    ///
+    /// # Errors
+    /// That error, for [`Codec::Bitcode`].
+    pub fn require_self_describing(self, what: &'static str) -> Result<(), Error> {
+        if self.is_self_describing() {
+            Ok(())
+        } else {
+            Err(Error::NotSelfDescribing {
+                codec: self.name(),
+                what,
+            })
         }
     }
 
@@ -81,6 +120,8 @@ impl Codec {
             Codec::MessagePack => {
                 rmp_serde::to_vec_named(value).map_err(|e| CodecError::Codec(Box::new(e)))
             }
+            #[cfg(feature = "bitcode")]
+            Codec::Bitcode => bitcode::serialize(value).map_err(|e| CodecError::Codec(Box::new(e))),
             #[allow(unreachable_patterns)]
             _ => Err(CodecError::Disabled(self.feature())),
         }
@@ -102,6 +143,12 @@ impl Codec {
             }
             #[cfg(feature = "msgpack")]
             Codec::MessagePack => decode_msgpack(bytes),
+            // bitcode checks every length against the bytes present and refuses trailing
+            // bytes; its nesting is the Rust type's, not the input's.
+            #[cfg(feature = "bitcode")]
+            Codec::Bitcode => {
+                bitcode::deserialize(bytes).map_err(|e| CodecError::Codec(Box::new(e)))
+            }
             #[allow(unreachable_patterns)]
             _ => Err(CodecError::Disabled(self.feature())),
         }
@@ -113,6 +160,7 @@ impl Codec {
         match self {
             Codec::Json => "json",
             Codec::MessagePack => "msgpack",
+            Codec::Bitcode => "bitcode",
         }
     }
 
@@ -121,6 +169,9 @@ impl Codec {
         match self {
             Codec::Json => out.push(b'{'),
             Codec::MessagePack => write_msgpack_map_len(out, count),
+            // bitcode's document is its mementos one after another: the table of contents
+            // is the only map (bitcode has no self-describing map to wrap them in).
+            Codec::Bitcode => {}
         }
     }
 
@@ -135,6 +186,7 @@ impl Codec {
                 out.push(b':');
             }
             Codec::MessagePack => write_msgpack_str(out, key),
+            Codec::Bitcode => {}
         }
     }
 
@@ -153,6 +205,7 @@ impl Codec {
             // Quotes, colon, comma, and at most 6 bytes (\u00XX) per escaped byte.
             Codec::Json => 4 + key.len() * 6,
             Codec::MessagePack => 5 + key.len(),
+            Codec::Bitcode => 0,
         }
     }
 }
@@ -170,8 +223,9 @@ impl FromStr for Codec {
         match s {
             "json" => Ok(Codec::Json),
             "msgpack" | "messagepack" => Ok(Codec::MessagePack),
+            "bitcode" => Ok(Codec::Bitcode),
             _ => Err(Error::Config {
-                reason: format!("unknown codec {s:?} (expected json or msgpack)"),
+                reason: format!("unknown codec {s:?} (expected json, msgpack or bitcode)"),
             }),
         }
     }
@@ -449,8 +503,57 @@ mod tests {
             Err(Error::UnknownCodec { id: 0 })
         ));
         assert!(matches!(
-            Codec::from_id(3),
-            Err(Error::UnknownCodec { id: 3 })
+            Codec::from_id(4),
+            Err(Error::UnknownCodec { id: 4 })
         ));
+        assert_eq!(Codec::from_id(3).unwrap(), Codec::Bitcode);
+        assert_eq!("bitcode".parse::<Codec>().unwrap(), Codec::Bitcode);
+        assert!(!Codec::Bitcode.is_self_describing());
+        assert!(Codec::Json.is_self_describing() && Codec::MessagePack.is_self_describing());
+        assert!(matches!(
+            Codec::Bitcode.require_self_describing("a test"),
+            Err(Error::NotSelfDescribing {
+                codec: "bitcode",
+                what: "a test"
+            })
+        ));
+    }
+
+    /// bitcode round-trips every shape serde has, refuses trailing bytes and truncation, and
+    /// its document is its mementos one after another.
+    #[cfg(feature = "bitcode")]
+    #[test]
+    fn bitcode_round_trips_and_refuses_trailing_and_truncated_input() {
+        let value = Everything {
+            bytes: vec![1, 2, 3],
+            by_id: HashMap::from([(7, "seven".into())]),
+            maybe: Some(-5),
+            nothing: None,
+            shapes: vec![
+                Shape::Unit,
+                Shape::Circle(1.5),
+                Shape::Rect { w: 2.0, h: -3.0 },
+            ],
+            ratio: f64::MIN_POSITIVE,
+            nested: BTreeMap::from([("a".into(), vec![1, 65535])]),
+        };
+        let c = Codec::Bitcode;
+        let encoded = c.encode(&value).unwrap();
+        assert_eq!(c.decode::<Everything>(&encoded).unwrap(), value);
+        let mut trailing = encoded.clone();
+        trailing.push(0);
+        assert!(c.decode::<Everything>(&trailing).is_err());
+        for cut in 0..encoded.len() {
+            assert!(
+                c.decode::<Everything>(&encoded[..cut]).is_err(),
+                "cut {cut}"
+            );
+        }
+        let mut doc = Vec::new();
+        c.open_document(&mut doc, 2);
+        c.write_document_key(&mut doc, 0, "a");
+        c.close_document(&mut doc);
+        assert!(doc.is_empty());
+        assert_eq!(c.key_overhead("anything"), 0);
     }
 }

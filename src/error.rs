@@ -22,7 +22,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///
 /// - **I/O:** [`Error::Io`], [`Error::TooLarge`]. Always carry the path.
 /// - **Damaged file** (disk corruption, truncation, a file that is not a save):
-///   [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`]. Loading falls back
+///   [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`],
+///   [`Error::DecompressedTooLarge`]. Loading falls back
 ///   to a backup copy on these; see [`Error::is_corruption`].
 /// - **Refused on purpose:** [`Error::UnsupportedFormat`], [`Error::NewerSchema`],
 ///   [`Error::UnknownCodec`], [`Error::UnknownFlags`], [`Error::SlotMismatch`]. A newer file is
@@ -176,6 +177,32 @@ pub enum Error {
         "the save was tampered with (or the key is wrong): its authentication tag does not match"
     )]
     Tampered,
+
+    /// A compressed body records a decompressed length over the cap (the manager's
+    /// [`max_file_size`](crate::ManagerBuilder::max_file_size)): refused before anything is
+    /// allocated for it, so a compression bomb costs nothing.
+    #[error("the compressed body would decompress to {size} bytes, over the {limit}-byte cap")]
+    DecompressedTooLarge {
+        /// The decompressed length the file records.
+        size: u64,
+        /// The cap in bytes.
+        limit: u64,
+    },
+
+    /// What was asked needs the mementos read without their Rust types (a declarative
+    /// migration step, a dump, a diff), and the file's codec is not self-describing
+    /// (bitcode): only code that decodes the memento into its type
+    /// can read it.
+    #[error(
+        "the {codec} codec is not self-describing: its mementos can only be read by the Rust \
+         type that wrote them, not by {what}"
+    )]
+    NotSelfDescribing {
+        /// The codec's name.
+        codec: &'static str,
+        /// What could not read them (for example "declarative migration steps").
+        what: &'static str,
+    },
 
     /// The file needs a feature that this build of the library leaves out.
     #[error("this build of savegame lacks the `{feature}` feature needed for this file")]
@@ -475,6 +502,7 @@ impl Error {
                 | Error::ChecksumMismatch { .. }
                 | Error::Malformed { .. }
                 | Error::TooLarge { .. }
+                | Error::DecompressedTooLarge { .. }
                 | Error::AllCopiesDamaged { .. }
         )
     }

@@ -19,7 +19,8 @@
 //! | encrypt saves | a [`Key`] on the builder (feature `encryption`) |
 //! | keep saves readable but refuse edited ones | [`ManagerBuilder::integrity_only`] with a [`Key`] (feature `integrity`) |
 //! | change one originator's memento without bumping the whole save | [`Originator::memento_version`] and [`Migrations::memento_step`] |
-//! | pick JSON or MessagePack | [`Codec`] |
+//! | pick JSON, MessagePack or bitcode | [`Codec`] |
+//! | make save files smaller | [`ManagerBuilder::compression`] with a [`Compression`] (features `lz4`, `zstd`) |
 //! | load saves from older versions of the game | [`Migrations`] on the builder, steps in Rust or in `migrations/*.json` ([`migrate`], [`embed_migrations!`]) |
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
@@ -73,6 +74,9 @@
 //! | `msgpack` | yes | [`Codec::MessagePack`] (rmp-serde) |
 //! | `encryption` | yes | AES-256-GCM sealing with a [`Key`], and [`Key::generate`] (aes-gcm, getrandom) |
 //! | `integrity` | yes | integrity-only saves: readable bodies with an HMAC-SHA256 tag under a [`Key`] (hmac, sha2) |
+//! | `lz4` | no | [`Compression::Lz4`]: LZ4 bodies before sealing (lz4_flex, pure Rust: builds for the web) |
+//! | `zstd` | no | [`Compression::Zstd`]: Zstandard bodies before sealing, level configurable (zstd, a C library) |
+//! | `bitcode` | no | [`Codec::Bitcode`] (bitcode, serde): the smallest and fastest; not self-describing, so migration steps and dumps refuse it ([`Error::NotSelfDescribing`]) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //!
 //! Features are additive: [`Key`] and every method that takes one exist in every build, so code
@@ -155,6 +159,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod codec;
+pub mod compression;
 pub mod crypto;
 mod error;
 pub mod format;
@@ -169,6 +174,7 @@ pub mod state;
 pub mod storage;
 
 pub use codec::Codec;
+pub use compression::Compression;
 pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
 pub use format::Metadata;
@@ -199,7 +205,7 @@ pub use replay::{Recorder, ReplayHeader};
 /// ```
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
-pub use snapshot::Snapshot;
+pub use snapshot::{FileSealer, Snapshot};
 pub use state::{Registry, RestoreReport, SaveState};
 
 /// Derives [`Originator`](trait@Originator): a memento struct beside the type and both

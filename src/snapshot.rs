@@ -20,10 +20,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::codec::{Codec, CodecError};
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{
-    self, DEFAULT_MEMENTO_VERSION, FileKind, Header, Key, MAX_ID_LEN, Metadata, Opened, Protect,
-    SealParams,
+    self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FileKind, Header, Key, MAX_ID_LEN,
+    Metadata, Opened, Protect, SealParams,
 };
 use crate::originator::Originator;
 use crate::slot::SlotId;
@@ -481,8 +482,12 @@ impl Snapshot {
     /// checked ([`Error::Tampered`]). Without a key it is [`Error::KeyRequired`]; a tool that
     /// shows such a file to a person without the key uses
     /// [`open_file_unverified`](Self::open_file_unverified).
+    ///
+    /// A compressed body is decompressed under the manager's default size cap
+    /// ([`DEFAULT_MAX_FILE_SIZE`](crate::format::DEFAULT_MAX_FILE_SIZE));
+    /// [`Error::DecompressedTooLarge`] past it.
     pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
-        let opened = format::open(bytes, FileKind::Save, key)?;
+        let opened = format::open(bytes, FileKind::Save, key, DEFAULT_MAX_FILE_SIZE)?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
@@ -495,7 +500,7 @@ impl Snapshot {
     /// # Errors
     /// As for [`open_file`](Self::open_file); [`Error::KeyRequired`] for an encrypted file.
     pub fn open_file_unverified(bytes: Vec<u8>) -> Result<(Header, Snapshot)> {
-        let opened = format::open_unverified(bytes, FileKind::Save)?;
+        let opened = format::open_unverified(bytes, FileKind::Save, DEFAULT_MAX_FILE_SIZE)?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
@@ -540,6 +545,7 @@ impl Snapshot {
             generation,
             saved_at,
             Sealing::encrypted_or_plain(key),
+            Compression::None,
         )
     }
 
@@ -565,7 +571,43 @@ impl Snapshot {
             generation,
             saved_at,
             Sealing::Authenticated(key),
+            Compression::None,
         )
+    }
+
+    /// A builder for the bytes of a whole save file holding this snapshot, with every option
+    /// the `seal_file*` methods have and [compression](FileSealer::compression): for tools
+    /// that write files. Plain, uncompressed and stamped with the current time unless told
+    /// otherwise.
+    ///
+    /// ```
+    /// # #[cfg(feature = "lz4")] {
+    /// use savegame::{Codec, Compression, Key, SlotId, Snapshot};
+    ///
+    /// let mut snapshot = Snapshot::new(Codec::Json);
+    /// snapshot.capture_memento("world", &vec![7u32; 10_000])?;
+    /// let key = Key::from_bytes([7; 32]);
+    /// let bytes = snapshot
+    ///     .sealer(SlotId::Numbered(1), 1, 1)
+    ///     .encrypt(&key)
+    ///     .compression(Compression::Lz4)
+    ///     .build()?;
+    /// let (header, opened) = Snapshot::open_file(bytes, Some(&key))?;
+    /// assert_eq!(header.compression, Compression::Lz4);
+    /// assert_eq!(opened.memento::<Vec<u32>>("world")?, vec![7u32; 10_000]);
+    /// # }
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    pub fn sealer(&self, slot: SlotId, schema_version: u32, generation: u64) -> FileSealer<'_> {
+        FileSealer {
+            snapshot: self,
+            slot,
+            schema_version,
+            generation,
+            saved_at: None,
+            sealing: Sealing::Plain,
+            compression: Compression::None,
+        }
     }
 
     /// A whole save file, sealed as `sealing` says.
@@ -576,6 +618,7 @@ impl Snapshot {
         generation: u64,
         saved_at: std::time::SystemTime,
         sealing: Sealing<'_>,
+        compression: Compression,
     ) -> Result<Vec<u8>> {
         self.seal(
             FileKind::Save,
@@ -585,6 +628,7 @@ impl Snapshot {
             None,
             saved_at,
             sealing,
+            compression,
         )
     }
 
@@ -597,6 +641,7 @@ impl Snapshot {
         base_generation: u64,
         sequence: u64,
         sealing: Sealing<'_>,
+        compression: Compression,
     ) -> Result<Vec<u8>> {
         let kind = FileKind::Delta;
         self.seal(
@@ -607,6 +652,7 @@ impl Snapshot {
             Some(sequence),
             crate::format::now(),
             sealing,
+            compression,
         )
     }
 
@@ -620,6 +666,7 @@ impl Snapshot {
         sequence: Option<u64>,
         saved_at: std::time::SystemTime,
         sealing: Sealing<'_>,
+        compression: Compression,
     ) -> Result<Vec<u8>> {
         let protect = match sealing {
             Sealing::Plain => Protect::Plain,
@@ -636,6 +683,7 @@ impl Snapshot {
             saved_at,
             metadata: &self.metadata,
             protect,
+            compression,
             delta: sequence.map(|n| (n, self.deleted_ids().collect())),
         };
         format::seal(&params, &self.entries()?)
@@ -704,6 +752,78 @@ impl Snapshot {
             versions,
             deleted: deleted.into_iter().collect(),
         }
+    }
+}
+
+/// The bytes of a whole save file holding a snapshot, as [`Snapshot::sealer`] is told: its
+/// protection (plain, [`encrypt`](Self::encrypt)ed or [`authenticate`](Self::authenticate)d),
+/// its [`compression`](Self::compression) and its time stamp.
+#[must_use]
+pub struct FileSealer<'a> {
+    snapshot: &'a Snapshot,
+    slot: SlotId,
+    schema_version: u32,
+    generation: u64,
+    saved_at: Option<std::time::SystemTime>,
+    sealing: Sealing<'a>,
+    compression: Compression,
+}
+
+impl<'a> FileSealer<'a> {
+    /// Encrypts the file with `key` (AES-256-GCM, a fresh random nonce), as
+    /// [`Snapshot::seal_file`] with a key does.
+    pub fn encrypt(mut self, key: &'a Key) -> Self {
+        self.sealing = Sealing::Encrypted(key);
+        self
+    }
+
+    /// Makes the file integrity-only under `key`, as [`Snapshot::seal_file_authenticated`]
+    /// does.
+    pub fn authenticate(mut self, key: &'a Key) -> Self {
+        self.sealing = Sealing::Authenticated(key);
+        self
+    }
+
+    /// Stamps the file `saved_at` (millisecond precision) instead of the current time.
+    pub fn saved_at(mut self, saved_at: std::time::SystemTime) -> Self {
+        self.saved_at = Some(saved_at);
+        self
+    }
+
+    /// Compresses the body before it is sealed (default [`Compression::None`]). A body that
+    /// would not get smaller is written uncompressed.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// The file's bytes.
+    ///
+    /// # Errors
+    /// As for [`Snapshot::seal_file`]; [`Error::FeatureDisabled`] when the compression's, the
+    /// cipher's or the MAC's feature is missing from this build; [`Error::Config`] for a zstd
+    /// level zstd does not have.
+    pub fn build(self) -> Result<Vec<u8>> {
+        let saved_at = self.saved_at.unwrap_or_else(std::time::SystemTime::now);
+        self.snapshot.seal_file_with(
+            self.slot,
+            self.schema_version,
+            self.generation,
+            saved_at,
+            self.sealing,
+            self.compression,
+        )
+    }
+}
+
+impl fmt::Debug for FileSealer<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileSealer")
+            .field("slot", &self.slot)
+            .field("schema_version", &self.schema_version)
+            .field("generation", &self.generation)
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
     }
 }
 

@@ -250,6 +250,7 @@ fn the_leaves_import_only_what_they_may() {
     };
     may("slot", &[]);
     may("error", &["slot", "migrate::error"]);
+    may("compression", &["error"]);
     may("storage", &["slot", "storage", "error"]);
     for part in [
         "format",
@@ -258,6 +259,9 @@ fn the_leaves_import_only_what_they_may() {
         "format::bytes",
         "format::replay",
     ] {
-        may(part, &["format", "error", "codec", "crypto", "slot"]);
+        may(
+            part,
+            &["format", "error", "codec", "compression", "crypto", "slot"],
+        );
     }
 }

@@ -19,16 +19,21 @@ const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
 /// `v<n>-*` are format version 1, `format2-*` format version 2.
-const FIXTURES: [(&str, &str); 25] = [
+const FIXTURES: [(&str, &str); 30] = [
     ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
     ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
     ("format2-mementos.expected.json", "3092bce11d1eddc7"),
+    ("format2-v3-bitcode-aes.sav", "b5f2019e747d1d84"),
     ("format2-v3-json-aes.sav", "243bb20faeec47d0"),
     ("format2-v3-json-hmac.sav", "1691772c9502bebe"),
+    ("format2-v3-json-lz4-plain.sav", "8e33eec600b133eb"),
     ("format2-v3-json-plain.sav", "f0a558b78bd2529a"),
+    ("format2-v3-json-zstd-hmac.sav", "3a2628a9165f912e"),
     ("format2-v3-msgpack-aes.sav", "ccfaa0185f500174"),
     ("format2-v3-msgpack-hmac.sav", "48f8284ee4b2793d"),
+    ("format2-v3-msgpack-lz4-aes.sav", "83168ae5a02a029c"),
     ("format2-v3-msgpack-plain.sav", "5a70b924195caaf0"),
+    ("format2-v3-msgpack-zstd-aes.sav", "b2a2427ee7e19116"),
     ("test-key.hex", "a87272cd93187afe"),
     ("v1-json-aes.sav", "e56f1b1cdc6475f9"),
     ("v1-json-plain.sav", "4ad357d85b157812"),

@@ -33,6 +33,8 @@
 //! - `authenticated: true` marks a dump of an integrity-only file (format version 2): `pack`
 //!   given a key writes an integrity-only file again (readable, with an HMAC-SHA256 tag)
 //!   instead of an encrypted one. Absent for other files.
+//! - `compression` is `"lz4"` or `"zstd"` for a file with a compressed body (format version 2);
+//!   `pack` compresses again (Zstandard at its default level 3). Absent for other files.
 //! - `memento_versions` holds the memento versions other than 1 (format version 2), by id;
 //!   `pack` writes them back. Absent when every memento is at version 1 (as in every file of
 //!   format version 1).
@@ -95,6 +97,9 @@ pub struct Dump {
     /// Whether the dumped file was integrity-only: `pack` with a key writes one again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authenticated: Option<bool>,
+    /// How the dumped file's body was compressed (`lz4`, `zstd`): `pack` compresses again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
     /// When the dumped file was written: RFC 3339, UTC (`pack` keeps it in plain files).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_at: Option<String>,
@@ -440,6 +445,10 @@ fn untag(tag: &str, inner: &Value) -> Result<Value, At> {
 /// [`savegame::Error::Decode`] when a memento does not decode; a [`DumpError`] (as a
 /// [`DumpFailure::Dump`]) for a value JSON cannot carry.
 pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
+    header
+        .codec
+        .require_self_describing("savegame dump (it writes mementos as generic values)")
+        .map_err(DumpFailure::Library)?;
     let doc = to_document(snapshot).map_err(DumpFailure::Library)?;
     let mut mementos = Vec::new();
     for id in doc.ids() {
@@ -466,6 +475,8 @@ pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
         },
         encrypted: Some(header.encrypted),
         authenticated: header.authenticated.then_some(true),
+        compression: (header.compression != savegame::Compression::None)
+            .then(|| header.compression.name().to_owned()),
         saved_at: Some(crate::text::rfc3339(header.saved_at)),
         memento_versions: snapshot
             .ids()
@@ -523,6 +534,8 @@ pub struct Packed {
     pub generation: u64,
     /// Whether the dump was of an integrity-only file.
     pub authenticated: bool,
+    /// How the dumped file was compressed.
+    pub compression: savegame::Compression,
 }
 
 /// The snapshot a dump describes, in `codec` (default: the dump's).
@@ -536,6 +549,17 @@ pub fn pack(dump: Dump, codec: Option<Codec>) -> Result<Packed, DumpFailure> {
             path: path.into(),
             reason,
         })
+    };
+    let compression = match dump.compression.as_deref() {
+        None | Some("none") => savegame::Compression::None,
+        Some("lz4") => savegame::Compression::Lz4,
+        Some("zstd") => savegame::Compression::zstd(),
+        Some(other) => {
+            return Err(bad(
+                "/compression",
+                format!("unknown compression {other:?} (expected lz4 or zstd)"),
+            ));
+        }
     };
     if dump.savegame_dump != DUMP_FORMAT {
         return Err(bad(
@@ -611,6 +635,7 @@ pub fn pack(dump: Dump, codec: Option<Codec>) -> Result<Packed, DumpFailure> {
         schema_version: dump.schema_version,
         generation: dump.generation,
         authenticated: dump.authenticated == Some(true),
+        compression,
     })
 }
 

@@ -44,6 +44,8 @@ fn every_fixture_shows_its_header_and_sections_that_add_up_to_the_file() {
         let encrypted = name.contains("-aes");
         let codec = if name.contains("json") {
             "json"
+        } else if name.contains("bitcode") {
+            "bitcode"
         } else {
             "msgpack"
         };

@@ -10,6 +10,7 @@ use super::bytes::{
 };
 use super::metadata::{Metadata, encoded_metadata_len, parse_metadata, write_metadata};
 use crate::codec::Codec;
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
 
@@ -22,6 +23,9 @@ pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
 pub const FORMAT_VERSION: u16 = 2;
 /// The first format version with per-memento versions and integrity-only files.
 pub const FORMAT_VERSION_2: u16 = 2;
+/// The default cap on a save file's size, and on a compressed body's decompressed size: 256 MiB
+/// (a manager's [`max_file_size`](crate::ManagerBuilder::max_file_size) sets its own).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
 /// Length of the fixed header.
 pub const HEADER_LEN: usize = 52;
 /// Length of the CRC32 trailer.
@@ -32,8 +36,13 @@ pub const MAX_METADATA_LEN: usize = 4 << 20;
 pub const FLAG_ENCRYPTED: u16 = 1;
 /// Flag bit (format version 2 on): the payload is the readable body followed by an
 /// HMAC-SHA256 tag of every byte before the tag. Never set together with [`FLAG_ENCRYPTED`].
-/// Bits 2 and 3 are kept for compression, and must be 0 until a version defines them.
 pub const FLAG_AUTHENTICATED: u16 = 2;
+/// Flag bits 2–3 (format version 2): the body's compression, 0 = none, 1 = LZ4,
+/// 2 = Zstandard; 3 is [`Error::UnknownFlags`]. A compressed body is its decompressed length
+/// (`u64`) then the stream, sealed like any body.
+pub const FLAGS_COMPRESSION: u16 = 0b1100;
+/// Where the compression field starts in the flags.
+const COMPRESSION_SHIFT: u16 = 2;
 /// The memento version of every memento of a format-1 file (which records none), and of a
 /// memento captured without one.
 pub const DEFAULT_MEMENTO_VERSION: u32 = 1;
@@ -142,6 +151,9 @@ pub struct Header {
     pub authenticated: bool,
     /// The codec of the mementos.
     pub codec: Codec,
+    /// How the body is compressed (format version 2 on; a Zstandard file does not record its
+    /// level, so it reads as `Zstd { level: 0 }`).
+    pub compression: Compression,
     /// What the file holds.
     pub kind: FileKind,
     /// The slot the file was written for.
@@ -207,7 +219,8 @@ pub struct Sections {
     pub metadata: Range<u64>,
     /// The nonce (empty when not encrypted).
     pub nonce: Range<u64>,
-    /// The payload (the body, or its ciphertext and tag).
+    /// The payload (the body, or its ciphertext and tag; the body compressed when the header
+    /// says so).
     pub payload: Range<u64>,
     /// The CRC32 trailer.
     pub crc: Range<u64>,
@@ -227,7 +240,8 @@ pub(crate) struct TocEntry {
 #[derive(Debug)]
 pub(crate) struct Opened {
     pub header: Header,
-    /// The file's bytes, with the body decrypted in place.
+    /// The file's bytes, with the body decrypted in place; for a compressed file, the
+    /// decompressed body alone. The table of contents' ranges index it.
     pub buf: Vec<u8>,
     pub toc: Vec<TocEntry>,
     /// For a delta: its sequence number (0 for a save).
@@ -256,6 +270,9 @@ pub(crate) struct SealParams<'a> {
     pub saved_at: SystemTime,
     pub metadata: &'a Metadata,
     pub protect: Protect<'a>,
+    /// How the body is compressed before it is sealed (format version 2 on). A body that it
+    /// would not make smaller is written uncompressed.
+    pub compression: Compression,
     /// For a delta: its sequence number and the ids it deletes.
     pub delta: Option<(u64, Vec<&'a str>)>,
 }
@@ -281,6 +298,12 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
         }
         Protect::Authenticated(_) => (false, MAC_LEN, FLAG_AUTHENTICATED),
     };
+    if params.compression != Compression::None && version < FORMAT_VERSION_2 {
+        return Err(Error::Config {
+            reason: "format version 1 has no compressed files".into(),
+        });
+    }
+    params.compression.check()?;
     let metadata_len = encoded_metadata_len(params.metadata);
     if metadata_len > MAX_METADATA_LEN {
         return Err(Error::Config {
@@ -368,6 +391,19 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
     }
     codec.close_document(&mut buf);
 
+    if params.compression != Compression::None {
+        // Compress the body into a new buffer behind a copy of the header, metadata and nonce.
+        let body = &buf[body_start..];
+        let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
+        out.extend_from_slice(&buf[..body_start]);
+        if params.compression.compress_into(body, &mut out)? {
+            let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
+            out[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+            out.reserve_exact(tag_len + CRC_LEN);
+            buf = out;
+        }
+    }
+
     let body_len = buf.len() - body_start;
     let payload_len = (body_len + tag_len) as u64;
     buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
@@ -388,20 +424,31 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
 
     let crc = crc32fast::hash(&buf);
     buf.extend_from_slice(&crc.to_le_bytes());
-    debug_assert!(buf.len() <= capacity);
+    debug_assert!(params.compression != Compression::None || buf.len() <= capacity);
     Ok(buf)
 }
 
-/// Checks everything about a file and decrypts its body in place. `key` is the manager's key,
-/// if it has one; an integrity-only file needs it too, and its tag is checked.
-pub(crate) fn open(buf: Vec<u8>, expected_kind: FileKind, key: Option<&Key>) -> Result<Opened> {
-    open_checking(buf, expected_kind, key, true)
+/// Checks everything about a file, decrypts its body in place and decompresses it. `key` is
+/// the manager's key, if it has one; an integrity-only file needs it too, and its tag is
+/// checked. A compressed body that records more than `max_body` bytes decompressed is
+/// [`Error::DecompressedTooLarge`].
+pub(crate) fn open(
+    buf: Vec<u8>,
+    expected_kind: FileKind,
+    key: Option<&Key>,
+    max_body: u64,
+) -> Result<Opened> {
+    open_checking(buf, expected_kind, key, true, max_body)
 }
 
 /// [`open`] without a key, which also opens an integrity-only file without checking its tag
 /// (for tools that show a file to a person). An encrypted file is [`Error::KeyRequired`].
-pub(crate) fn open_unverified(buf: Vec<u8>, expected_kind: FileKind) -> Result<Opened> {
-    open_checking(buf, expected_kind, None, false)
+pub(crate) fn open_unverified(
+    buf: Vec<u8>,
+    expected_kind: FileKind,
+    max_body: u64,
+) -> Result<Opened> {
+    open_checking(buf, expected_kind, None, false, max_body)
 }
 
 fn open_checking(
@@ -409,6 +456,7 @@ fn open_checking(
     expected_kind: FileKind,
     key: Option<&Key>,
     check_tag: bool,
+    max_body: u64,
 ) -> Result<Opened> {
     check_crc(&buf)?;
     let crc_at = buf.len() - CRC_LEN;
@@ -459,6 +507,14 @@ fn open_checking(
         body
     } else {
         payload
+    };
+    // Decompressed only once the tag, if any, has checked out.
+    let (buf, body) = if header.compression == Compression::None {
+        (buf, body)
+    } else {
+        let plain = header.compression.decompress(&buf[body], max_body)?;
+        let len = plain.len();
+        (plain, 0..len)
     };
     let (sequence, deleted, toc_start) = if header.kind == FileKind::Delta {
         parse_delta_preamble(&buf[body.clone()])?
@@ -652,7 +708,7 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     let needed = header_len(bytes)?;
     let format_version = read_u16(bytes, OFF_VERSION);
     let known = if format_version >= FORMAT_VERSION_2 {
-        FLAG_ENCRYPTED | FLAG_AUTHENTICATED
+        FLAG_ENCRYPTED | FLAG_AUTHENTICATED | FLAGS_COMPRESSION
     } else {
         FLAG_ENCRYPTED
     };
@@ -667,6 +723,8 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
             "a file is encrypted or authenticated, never both",
         ));
     }
+    let compression = Compression::from_id((flags & FLAGS_COMPRESSION) >> COMPRESSION_SHIFT)
+        .ok_or(Error::UnknownFlags { flags })?;
     let codec = Codec::from_id(bytes[OFF_CODEC])?;
     let kind = FileKind::from_id(bytes[OFF_KIND])
         .ok_or_else(|| Error::malformed(format!("unknown file kind {}", bytes[OFF_KIND])))?;
@@ -686,6 +744,7 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
         encrypted: flags & FLAG_ENCRYPTED != 0,
         authenticated: flags & FLAG_AUTHENTICATED != 0,
         codec,
+        compression,
         kind,
         slot,
         schema_version: read_u32(bytes, OFF_SCHEMA),
@@ -858,6 +917,7 @@ mod tests {
             saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
             metadata: m,
             protect,
+            compression: Compression::None,
             delta: None,
         }
     }
@@ -893,7 +953,7 @@ mod tests {
             text.contains(r#"{"player":{"hp":9},"world":[1,2]}"#),
             "{text}"
         );
-        let opened = open(bytes, FileKind::Save, None).unwrap();
+        let opened = open(bytes, FileKind::Save, None, u64::MAX).unwrap();
         let found: Vec<(&str, u32, &[u8])> = opened
             .toc
             .iter()
@@ -920,7 +980,7 @@ mod tests {
         .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN);
-        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
         assert_eq!(opened.toc.len(), 2);
     }
 
@@ -941,7 +1001,7 @@ mod tests {
         .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN_V2);
-        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
         let versions: Vec<(&str, u32)> = opened
             .toc
             .iter()
@@ -963,7 +1023,7 @@ mod tests {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN_V2_AUTHENTICATED);
         assert!(String::from_utf8_lossy(&bytes).contains(r#"{"player":{"hp":9},"world":[1,2]}"#));
-        let opened = open(bytes, FileKind::Save, Some(&key)).unwrap();
+        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
         assert!(opened.header.authenticated && !opened.header.encrypted);
         assert_eq!(opened.header.protection(), Protection::Authenticated);
         assert_eq!(opened.toc[1].version, 3);
@@ -985,7 +1045,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at] ^= 0x01;
             fix_crc(&mut bytes);
-            match open(bytes, FileKind::Save, Some(&key)) {
+            match open(bytes, FileKind::Save, Some(&key), u64::MAX) {
                 Err(Error::Tampered) => {}
                 // The flag bit itself: the file now says it is plain, and a manager with a key
                 // refuses plain files (NotEncrypted); the format alone cannot know.
@@ -998,14 +1058,14 @@ mod tests {
         }
         let other = Key::from_bytes([8; 32]);
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, Some(&other)),
+            open(clean.clone(), FileKind::Save, Some(&other), u64::MAX),
             Err(Error::Tampered)
         ));
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, None),
+            open(clean.clone(), FileKind::Save, None, u64::MAX),
             Err(Error::KeyRequired)
         ));
-        let unverified = open_unverified(clean, FileKind::Save).unwrap();
+        let unverified = open_unverified(clean, FileKind::Save, u64::MAX).unwrap();
         assert_eq!(unverified.toc.len(), 2);
     }
 
@@ -1018,7 +1078,7 @@ mod tests {
             Err(Error::Config { .. })
         ));
         let mut bytes = seal(&params_v1(&m, Protect::Plain), &ENTRIES_V2).unwrap();
-        let opened = open(bytes.clone(), FileKind::Save, None).unwrap();
+        let opened = open(bytes.clone(), FileKind::Save, None, u64::MAX).unwrap();
         assert!(
             opened
                 .toc
@@ -1029,7 +1089,7 @@ mod tests {
         bytes[OFF_FLAGS] |= FLAG_AUTHENTICATED as u8;
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None),
+            open(bytes, FileKind::Save, None, u64::MAX),
             Err(Error::UnknownFlags { flags: 2 })
         ));
         // Both bits at once is no file of format 2.
@@ -1037,7 +1097,7 @@ mod tests {
         both[OFF_FLAGS] |= (FLAG_ENCRYPTED | FLAG_AUTHENTICATED) as u8;
         fix_crc(&mut both);
         assert!(matches!(
-            open(both, FileKind::Save, None),
+            open(both, FileKind::Save, None, u64::MAX),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1173,7 +1233,7 @@ mod tests {
         let body = parse_header(&bytes, None).unwrap().sections().payload.start as usize;
         bytes[body..body + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         fix_crc(&mut bytes);
-        let err = open(bytes, FileKind::Save, None).unwrap_err();
+        let err = open(bytes, FileKind::Save, None, u64::MAX).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 
@@ -1193,7 +1253,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
             fix_crc(&mut bytes);
-            let result = open(bytes, FileKind::Save, None);
+            let result = open(bytes, FileKind::Save, None, u64::MAX);
             if value == 0 {
                 // Offset 0 lies inside the document, so the table is consistent; the memento
                 // bytes are simply wrong, which decoding reports.
@@ -1207,7 +1267,7 @@ mod tests {
         bytes[body + 6..body + 12].copy_from_slice(b"zlayer");
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None),
+            open(bytes, FileKind::Save, None, u64::MAX),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1227,8 +1287,8 @@ mod tests {
                     }
                 )
             }),
-            (OFF_FLAGS, &4u16.to_le_bytes(), |e| {
-                matches!(e, Error::UnknownFlags { flags: 4 })
+            (OFF_FLAGS, &16u16.to_le_bytes(), |e| {
+                matches!(e, Error::UnknownFlags { flags: 16 })
             }),
             (OFF_CODEC, &[9], |e| {
                 matches!(e, Error::UnknownCodec { id: 9 })
@@ -1240,8 +1300,154 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + value.len()].copy_from_slice(value);
             fix_crc(&mut bytes);
-            let err = open(bytes, FileKind::Save, None).unwrap_err();
+            let err = open(bytes, FileKind::Save, None, u64::MAX).unwrap_err();
             assert!(expected(&err), "offset {at}: {err}");
+        }
+    }
+
+    /// Every compression this build has, with a body it shrinks.
+    fn compressions() -> Vec<Compression> {
+        let mut v = Vec::new();
+        if cfg!(feature = "lz4") {
+            v.push(Compression::Lz4);
+        }
+        if cfg!(feature = "zstd") {
+            v.push(Compression::zstd());
+        }
+        v
+    }
+
+    fn big_entries() -> Vec<u8> {
+        let items: Vec<String> = (0..2000)
+            .map(|i| format!("{{\"id\":{i},\"hp\":100}}"))
+            .collect();
+        format!("[{}]", items.join(",")).into_bytes()
+    }
+
+    #[test]
+    fn compressed_files_round_trip_under_every_protection_and_say_so_in_their_flags() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let world = big_entries();
+        let entries = [("player", 1, &b"{\"hp\":9}"[..]), ("world", 3, &world[..])];
+        let plain_len = seal(&params(&m, Protect::Plain), &entries).unwrap().len();
+        for compression in compressions() {
+            let mut protects = vec![(Protect::Plain, None)];
+            if cfg!(feature = "encryption") {
+                protects.push((Protect::Encrypted(&key, [9; NONCE_LEN]), Some(&key)));
+            }
+            if cfg!(feature = "integrity") {
+                protects.push((Protect::Authenticated(&key), Some(&key)));
+            }
+            for (protect, with) in protects {
+                for kind in [FileKind::Save, FileKind::Delta] {
+                    let p = SealParams {
+                        compression,
+                        kind,
+                        delta: (kind == FileKind::Delta).then(|| (4, vec!["gone"])),
+                        ..params(&m, protect)
+                    };
+                    let bytes = seal(&p, &entries).unwrap();
+                    assert!(
+                        bytes.len() < plain_len / 3,
+                        "{compression}: {}",
+                        bytes.len()
+                    );
+                    let flags = read_u16(&bytes, OFF_FLAGS);
+                    assert_eq!(flags >> 2, compression.id(), "{flags:#x}");
+                    assert_eq!(record_len(&bytes).unwrap(), Some(bytes.len()));
+                    let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+                    assert_eq!(header.compression.name(), compression.name());
+                    let opened = open(bytes.clone(), kind, with, u64::MAX).unwrap();
+                    let found: Vec<(&str, u32, &[u8])> = opened
+                        .toc
+                        .iter()
+                        .map(|e| (e.id.as_str(), e.version, &opened.buf[e.range.clone()]))
+                        .collect();
+                    assert_eq!(found, entries);
+                    if kind == FileKind::Delta {
+                        assert_eq!(
+                            (opened.sequence, &opened.deleted[..]),
+                            (4, &["gone".to_owned()][..])
+                        );
+                    }
+                    // The decompressed body is capped: a cap below it refuses the file.
+                    let err = open(bytes.clone(), kind, with, 1000).unwrap_err();
+                    assert!(
+                        matches!(err, Error::DecompressedTooLarge { limit: 1000, .. }),
+                        "{err}"
+                    );
+                    assert!(err.is_corruption());
+                    // Every single-bit flip is refused (a sample: every 7th byte, every bit).
+                    for at in (0..bytes.len()).step_by(7) {
+                        for bit in 0..8 {
+                            let mut damaged = bytes.clone();
+                            damaged[at] ^= 1 << bit;
+                            let opened = open(damaged, kind, with, 1 << 20);
+                            assert!(opened.is_err(), "byte {at} bit {bit}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bits 2-3 = 3 is no compression of any version; a compression flag in format 1 is unknown.
+    #[test]
+    fn the_undefined_compression_value_and_compression_in_format_1_are_refused() {
+        let m = metadata();
+        let mut bytes = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
+        bytes[OFF_FLAGS] |= 0b1100;
+        fix_crc(&mut bytes);
+        assert!(matches!(
+            open(bytes, FileKind::Save, None, u64::MAX),
+            Err(Error::UnknownFlags { flags: 12 })
+        ));
+        let mut v1 = seal(&params_v1(&m, Protect::Plain), &ENTRIES).unwrap();
+        v1[OFF_FLAGS] |= 0b0100;
+        fix_crc(&mut v1);
+        assert!(matches!(
+            open(v1, FileKind::Save, None, u64::MAX),
+            Err(Error::UnknownFlags { flags: 4 })
+        ));
+        let p = SealParams {
+            compression: Compression::Lz4,
+            ..params_v1(&m, Protect::Plain)
+        };
+        assert!(matches!(seal(&p, &ENTRIES), Err(Error::Config { .. })));
+        // An uncompressed body whose flags claim compression (and a fixed CRC) is a typed
+        // error, never a panic.
+        for id in [1u8, 2] {
+            let mut lie = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
+            lie[OFF_FLAGS] |= id << 2;
+            fix_crc(&mut lie);
+            assert!(open(lie, FileKind::Save, None, 1 << 20).is_err());
+        }
+    }
+
+    /// A body compression would not shrink is written as it is, with no compression flag.
+    #[test]
+    fn a_body_that_does_not_shrink_is_written_uncompressed() {
+        let m = metadata();
+        // 64 KiB of noise (xorshift): no compressor gains on it what its framing costs.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u8> = (0..1 << 16)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        let entries = [("noise", 1, &noise[..])];
+        for compression in compressions() {
+            let p = SealParams {
+                compression,
+                ..params(&m, Protect::Plain)
+            };
+            let bytes = seal(&p, &entries).unwrap();
+            assert_eq!(bytes, seal(&params(&m, Protect::Plain), &entries).unwrap());
+            assert_eq!(read_u16(&bytes, OFF_FLAGS) & FLAGS_COMPRESSION, 0);
         }
     }
 

@@ -2,7 +2,8 @@
 //! the shared frame (header, flags, the AES-GCM sealing over the header, the CRC32), the body
 //! of a save and of a delta, the replay chunks, and the little-endian reader. It is the leaf of
 //! the crate: it imports only [`error`](crate::Error), [`codec`](crate::codec) (a codec is a byte
-//! in the header), [`SlotId`](crate::SlotId) (so is a slot) and the key.
+//! in the header), [`compression`](crate::compression) (so is a compression, in the flags),
+//! [`SlotId`](crate::SlotId) (so is a slot) and the key.
 //!
 //! [`sniff`] tells what kind of file some bytes start, for tools.
 //!
@@ -13,9 +14,11 @@
 //! 0          8     magic               89 53 41 56 0D 0A 1A 0A  ("\x89SAV\r\n\x1a\n")
 //! 8          2     format version      u16, 2 (1 is read too: see below)
 //! 10         2     flags               u16; bit 0 = encrypted; bit 1 = authenticated
-//!                                      (integrity-only; never with bit 0); bits 2-3 kept for
-//!                                      compression; every other bit must be 0
-//! 12         1     codec               1 = JSON, 2 = MessagePack (3 kept for a binary codec)
+//!                                      (integrity-only; never with bit 0); bits 2-3 the
+//!                                      body's compression: 0 none, 1 LZ4, 2 Zstandard (3 is
+//!                                      unknown); every other bit must be 0
+//! 12         1     codec               1 = JSON, 2 = MessagePack, 3 = bitcode (its document is
+//!                                      the mementos back to back, not self-describing)
 //! 13         1     file kind           1 = save, 2 = delta (an incremental save), 3 = replay
 //!                                      (a different layout from here on: see [`replay`])
 //! 14         1     slot kind           1 = numbered, 2 = autosave, 3 = quicksave
@@ -28,7 +31,9 @@
 //! 44         8     payload length P    u64
 //! 52         M     metadata            see below
 //! 52+M       12    nonce               only when encrypted
-//! ...        P     payload             the body; when encrypted, ciphertext then a 16-byte tag;
+//! ...        P     payload             the body (compressed: its length u64, then the LZ4 block
+//!                                      or Zstandard frame); when encrypted, ciphertext then a
+//!                                      16-byte tag;
 //!                                      when authenticated, the body then a 32-byte
 //!                                      HMAC-SHA256 tag of every byte before the tag
 //! end-4      4     CRC32               IEEE CRC32 of every byte before it
@@ -88,10 +93,10 @@ pub mod replay;
 
 pub(crate) use bytes::now;
 pub use frame::{
-    CRC_LEN, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FORMAT_VERSION,
-    FORMAT_VERSION_2, FileKind, HEADER_LEN, Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN,
-    MAX_METADATA_LEN, NONCE_LEN, Protection, Sections, TAG_LEN, check_crc, header_len,
-    parse_header, record_len,
+    CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,
+    FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FileKind, HEADER_LEN, Header, Key,
+    MAC_LEN, MAGIC, MAX_ID_LEN, MAX_METADATA_LEN, NONCE_LEN, Protection, Sections, TAG_LEN,
+    check_crc, header_len, parse_header, record_len,
 };
 pub(crate) use frame::{
     Opened, Protect, SealParams, check_crc_in_pieces, missing_key, open, open_unverified,

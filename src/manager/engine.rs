@@ -89,6 +89,7 @@ impl Engine {
                 previous.max(leftover).saturating_add(1),
                 crate::format::now(),
                 self.files.sealing(),
+                self.files.compression,
             )
         };
         let (previous, bytes) = self.check_previous_and_seal(&name, seal)?;
@@ -529,6 +530,7 @@ impl Engine {
             base.generation,
             state.next_sequence,
             self.files.sealing(),
+            self.files.compression,
         )?;
         let journal_len = state.len + record.len() as u64;
         if journal_len > self.files.max_file_size {

@@ -5,6 +5,7 @@
 use std::io;
 use std::sync::Arc;
 
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header, Key};
 use crate::slot::SlotId;
@@ -26,6 +27,8 @@ pub(crate) struct Files {
     pub(super) allow_unencrypted: bool,
     pub(super) schema_version: u32,
     pub(super) max_file_size: u64,
+    /// How what the manager writes is compressed.
+    pub(super) compression: Compression,
 }
 
 impl Files {
@@ -110,7 +113,7 @@ impl Files {
 
     /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).
     pub(super) fn open_base(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
-        let opened = format::open(bytes, FileKind::Save, self.key.as_ref())?;
+        let opened = format::open(bytes, FileKind::Save, self.key.as_ref(), self.max_file_size)?;
         let header = opened.header.clone();
         self.check_file(slot, &header)?;
         Ok((Snapshot::from_opened(opened), header))

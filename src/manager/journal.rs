@@ -246,14 +246,18 @@ impl Journals {
                 }
             };
             let number = scan.records.len() as u64 + 1;
-            let opened =
-                match format::open(rest[..len].to_vec(), FileKind::Delta, files.key.as_ref()) {
-                    Ok(opened) => opened,
-                    Err(e) => {
-                        scan.problem = Some(format!("delta {number} is damaged: {e}"));
-                        break;
-                    }
-                };
+            let opened = match format::open(
+                rest[..len].to_vec(),
+                FileKind::Delta,
+                files.key.as_ref(),
+                files.max_file_size,
+            ) {
+                Ok(opened) => opened,
+                Err(e) => {
+                    scan.problem = Some(format!("delta {number} is damaged: {e}"));
+                    break;
+                }
+            };
             let header = &opened.header;
             let problem = if header.generation != base.generation {
                 Some(format!(

@@ -27,6 +27,7 @@ pub use store::{Store, StoreOptions};
 pub use tracking::{ChangesReport, StateLoaded, Written};
 
 use crate::codec::Codec;
+use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::Key;
 use crate::migrate::Migrations;
@@ -34,8 +35,7 @@ use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 use crate::storage::{FsStorage, Storage};
 
-/// The default cap on a save file's size: 256 MiB.
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+pub use crate::format::DEFAULT_MAX_FILE_SIZE;
 /// How many autosave slots the rotation has by default.
 pub const DEFAULT_AUTOSAVE_SLOTS: u32 = 3;
 /// By default a slot's journal is compacted into a new base once it grows past this share of
@@ -67,6 +67,7 @@ pub struct ManagerBuilder {
     migrations: Migrations,
     backups: u32,
     max_file_size: u64,
+    compression: Compression,
     autosave_slots: u32,
     compact_percent: u32,
 }
@@ -175,6 +176,27 @@ impl ManagerBuilder {
         self
     }
 
+    /// Compress every file the manager writes (saves, deltas, the store) before it is sealed
+    /// (default [`Compression::None`]). Loading reads any file, compressed or not, whatever
+    /// this says; a compressed body's decompressed size is capped at
+    /// [`max_file_size`](Self::max_file_size) ([`Error::DecompressedTooLarge`]).
+    ///
+    /// ```
+    /// # #[cfg(feature = "lz4")] {
+    /// use savegame::{Compression, SaveLoadManager};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let manager = SaveLoadManager::builder()
+    ///     .directory(dir.path())
+    ///     .compression(Compression::Lz4)
+    ///     .build()?;
+    /// # }
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
     /// How many slots the autosave rotation uses (default 3): `autosave-1.sav` to
     /// `autosave-N.sav`, kept apart from the numbered slots.
     pub fn autosave_slots(mut self, count: u32) -> Self {
@@ -195,8 +217,10 @@ impl ManagerBuilder {
     /// [`Error::Config`] when no location was given, the platform has no data folder, or the
     /// schema version is 0, or there are no autosave slots; [`Error::MigrationChain`] when the
     /// migration steps do not lead to the schema version; [`Error::Io`] when the folder cannot
-    /// be created.
+    /// be created; [`Error::FeatureDisabled`] when the [compression](Self::compression) needs a
+    /// feature this build lacks, [`Error::Config`] for a zstd level zstd does not have.
     pub fn build(self) -> Result<SaveLoadManager> {
+        self.compression.check()?;
         if self.schema_version == 0 {
             return Err(Error::Config {
                 reason: "schema versions start at 1".into(),
@@ -237,6 +261,7 @@ impl ManagerBuilder {
                     allow_unencrypted: self.allow_unencrypted,
                     schema_version: self.schema_version,
                     max_file_size: self.max_file_size,
+                    compression: self.compression,
                 },
                 codec: self.codec,
                 migrations: self.migrations,
@@ -312,6 +337,7 @@ impl SaveLoadManager {
             migrations: Migrations::new(),
             backups: 1,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            compression: Compression::None,
             autosave_slots: DEFAULT_AUTOSAVE_SLOTS,
             compact_percent: DEFAULT_COMPACT_PERCENT,
         }

@@ -107,6 +107,7 @@ impl Store {
                 integrity_only: files.integrity_only,
                 schema_version,
                 max_file_size: files.max_file_size,
+                compression: files.compression,
             },
             codec: manager.codec,
             migrations: options.migrations,

@@ -511,6 +511,7 @@ impl Migrations {
             return Ok(snapshot);
         }
         let codec = snapshot.codec();
+        codec.require_self_describing(MIGRATION_STEPS)?;
         let mut snapshot = snapshot;
         for (id, version) in stale {
             let raw = snapshot.encoded(&id)?;
@@ -574,12 +575,18 @@ impl Migrations {
     }
 }
 
+/// What [`Error::NotSelfDescribing`] says cannot read a bitcode save.
+const MIGRATION_STEPS: &str = "migration steps (declarative step files and Rust steps run on \
+                               the generic value tree; decode the old Rust type instead)";
+
 /// A snapshot's mementos as a [`Document`].
 ///
 /// # Errors
-/// [`Error::Decode`] when a memento is not a valid value of the snapshot's codec.
+/// [`Error::Decode`] when a memento is not a valid value of the snapshot's codec;
+/// [`Error::NotSelfDescribing`] for a bitcode snapshot.
 pub fn to_document(snapshot: &Snapshot) -> Result<Document> {
     let codec = snapshot.codec();
+    codec.require_self_describing(MIGRATION_STEPS)?;
     let mut mementos = Vec::with_capacity(snapshot.len());
     for id in snapshot.ids() {
         let raw = snapshot.raw(id).unwrap_or_default();

@@ -96,6 +96,10 @@ fn open_side<'a>(path: &'a Path, key: Option<&Key>) -> Result<Side<'a>, Failure>
     // An integrity-only file read without its key is compared as it reads; `inspect` and
     // `verify` say whether its tag holds.
     let (header, snapshot, _unchecked) = super::open_readable(path, bytes, key)?;
+    header
+        .codec
+        .require_self_describing("savegame diff (it compares mementos as generic values)")
+        .map_err(|e| Failure::file(path, &e))?;
     let doc = to_document(&snapshot).map_err(|e| Failure::file(path, &e))?;
     Ok(Side { path, header, doc })
 }

@@ -75,6 +75,9 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
             },
         );
     }
+    if header.format_version >= savegame::format::FORMAT_VERSION_2 {
+        line("compression", header.compression.name().to_owned());
+    }
     line("slot", slot_description(header.slot));
     line(
         "schema version",

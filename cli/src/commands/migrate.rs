@@ -86,6 +86,7 @@ pub fn run(
         header.generation.saturating_add(1),
         None,
         header.authenticated,
+        header.compression,
         seal_key,
     )
     .map_err(|e| Failure::file(path, &e))?;

@@ -99,10 +99,11 @@ pub fn unchecked_note(path: &Path) -> String {
 }
 
 /// Seals `snapshot` as `protection` says, with `key`: authenticated or encrypted with a key,
-/// plain without one.
+/// plain without one; its body compressed as `compression` says.
 ///
 /// # Errors
 /// The library's error.
+#[allow(clippy::too_many_arguments)] // each is one field of the header written back
 pub fn seal_as(
     snapshot: &Snapshot,
     slot: savegame::SlotId,
@@ -110,15 +111,20 @@ pub fn seal_as(
     generation: u64,
     saved_at: Option<std::time::SystemTime>,
     authenticated: bool,
+    compression: savegame::Compression,
     key: Option<&Key>,
 ) -> savegame::Result<Vec<u8>> {
     let time = saved_at.unwrap_or_else(std::time::SystemTime::now);
+    let sealer = snapshot
+        .sealer(slot, schema, generation)
+        .saved_at(time)
+        .compression(compression);
     match key {
-        Some(key) if authenticated => {
-            snapshot.seal_file_authenticated(slot, schema, generation, time, key)
-        }
-        key => snapshot.seal_file_at(slot, schema, generation, time, key),
+        Some(key) if authenticated => sealer.authenticate(key),
+        Some(key) => sealer.encrypt(key),
+        None => sealer,
     }
+    .build()
 }
 
 /// The kind byte of a file that has the savegame magic but is neither a save nor a replay (a

@@ -97,6 +97,7 @@ pub fn run(
         packed.generation,
         time,
         packed.authenticated,
+        packed.compression,
         key,
     );
     let bytes = sealed.map_err(|e| Failure::file(out, &e))?;

@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 20] = [
+pub const FIXTURES: [&str; 25] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -32,6 +32,11 @@ pub const FIXTURES: [&str; 20] = [
     "format2-v3-msgpack-plain.sav",
     "format2-mementos-json-hmac.sav",
     "format2-mementos-msgpack-plain.sav",
+    "format2-v3-json-lz4-plain.sav",
+    "format2-v3-msgpack-lz4-aes.sav",
+    "format2-v3-json-zstd-hmac.sav",
+    "format2-v3-msgpack-zstd-aes.sav",
+    "format2-v3-bitcode-aes.sav",
 ];
 
 /// The key for a fixture: `Some` for the encrypted and the integrity-only ones.

@@ -454,3 +454,35 @@ fn a_file_over_the_size_cap_is_refused_with_its_size() {
         }
     }
 }
+
+#[test]
+fn no_delta_is_appended_onto_a_base_damaged_since_it_was_written() {
+    // R7 on every backend: the base is checked in full (a piece at a time, or read whole where
+    // the backend reads no ranges) before each delta.
+    for backend in backends() {
+        let (manager, storage) = backend.manager(1);
+        let b = backend.name;
+        let name = SLOT.file_name();
+        manager
+            .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+            .unwrap();
+        let mut bytes = storage.read(&name, u64::MAX).unwrap().unwrap();
+        let last = bytes.len() - 10;
+        bytes[last] ^= 0x01;
+        storage.put(&name, &bytes).unwrap();
+        let mut changes = manager.snapshot();
+        changes
+            .capture("player", &common::game::Player::generate(2))
+            .unwrap();
+        let refused = manager.save_incremental(SLOT, &changes);
+        assert!(
+            matches!(refused, Err(Error::FullSaveNeeded { .. })),
+            "{b}: {refused:?}"
+        );
+        assert_eq!(
+            slot_files(&storage, SLOT),
+            [name.clone()],
+            "{b}: no delta written"
+        );
+    }
+}

@@ -701,6 +701,18 @@ fn io_faults_at_every_operation_of_a_save_through_the_required_methods_keep_the_
                 restore_game(&manager.load(SLOT).unwrap().snapshot).unwrap(),
                 expected_game(4, ENTITIES)
             );
+            // R4: once saving works again, nothing staged or temporary is left behind.
+            let staged: Vec<PathBuf> = fs
+                .files()
+                .into_keys()
+                .filter(|p| p.to_string_lossy().ends_with(".new"))
+                .collect();
+            assert_eq!(staged, Vec::<PathBuf>::new(), "op {index} ({mode:?})");
+            assert_eq!(
+                temp_files(&fs),
+                Vec::<PathBuf>::new(),
+                "op {index} ({mode:?})"
+            );
         }
     }
 }

@@ -479,10 +479,6 @@ fn no_delta_is_appended_onto_a_base_damaged_since_it_was_written() {
             matches!(refused, Err(Error::FullSaveNeeded { .. })),
             "{b}: {refused:?}"
         );
-        assert_eq!(
-            slot_files(&storage, SLOT),
-            [name.clone()],
-            "{b}: no delta written"
-        );
+        assert_eq!(slot_files(&storage, SLOT), [name], "{b}: no delta written");
     }
 }

@@ -113,17 +113,43 @@ impl Codec {
     /// The codec's own error (for example JSON cannot write a map whose keys are not strings or
     /// numbers), or [`Error::FeatureDisabled`] when this build lacks the codec.
     pub fn encode<T: Serialize + ?Sized>(self, value: &T) -> Result<Vec<u8>, CodecError> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out, value)?;
+        Ok(out)
+    }
+
+    /// Encodes `value` at the end of `out`, with no buffer of its own (JSON and MessagePack
+    /// write into `out` as they go; bitcode encodes into its own buffer first). On error,
+    /// `out` may hold part of the value after its old end.
+    pub(crate) fn encode_into<T: Serialize + ?Sized>(
+        self,
+        out: &mut Vec<u8>,
+        value: &T,
+    ) -> Result<(), CodecError> {
         match self {
             #[cfg(feature = "json")]
-            Codec::Json => serde_json::to_vec(value).map_err(|e| CodecError::Codec(Box::new(e))),
+            Codec::Json => {
+                serde_json::to_writer(&mut *out, value).map_err(|e| CodecError::Codec(Box::new(e)))
+            }
             #[cfg(feature = "msgpack")]
             Codec::MessagePack => {
-                rmp_serde::to_vec_named(value).map_err(|e| CodecError::Codec(Box::new(e)))
+                let mut serializer = rmp_serde::Serializer::new(&mut *out).with_struct_map();
+                value
+                    .serialize(&mut serializer)
+                    .map_err(|e| CodecError::Codec(Box::new(e)))
             }
             #[cfg(feature = "bitcode")]
-            Codec::Bitcode => bitcode::serialize(value).map_err(|e| CodecError::Codec(Box::new(e))),
+            Codec::Bitcode => {
+                let bytes =
+                    bitcode::serialize(value).map_err(|e| CodecError::Codec(Box::new(e)))?;
+                out.extend_from_slice(&bytes);
+                Ok(())
+            }
             #[allow(unreachable_patterns)]
-            _ => Err(CodecError::Disabled(self.feature())),
+            _ => {
+                let _ = (out, value);
+                Err(CodecError::Disabled(self.feature()))
+            }
         }
     }
 
@@ -229,6 +255,13 @@ impl FromStr for Codec {
             }),
         }
     }
+}
+
+/// A value that can be encoded into a buffer with a codec chosen later: a captured memento,
+/// or an originator serialized straight from the game's state.
+pub(crate) trait Encodable {
+    /// Encodes the value at the end of `out` (see [`Codec::encode_into`]).
+    fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError>;
 }
 
 /// Why a codec could not encode or decode a value.

@@ -186,7 +186,7 @@ pub use manager::{
 };
 pub use manager::{SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
-pub use originator::Originator;
+pub use originator::{MementoOf, Originator};
 pub use replay::{Recorder, ReplayHeader};
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is
@@ -206,7 +206,7 @@ pub use replay::{Recorder, ReplayHeader};
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
 pub use snapshot::{FileSealer, Snapshot};
-pub use state::{Registry, RestoreReport, SaveState};
+pub use state::{Members, Registry, RestoreReport, SaveState};
 
 /// Derives [`Originator`](trait@Originator): a memento struct beside the type and both
 /// methods. The attributes and examples are in the trait's documentation.

@@ -1,8 +1,9 @@
 //! The originator side of the memento pattern: game objects that can save and restore themselves.
 
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Serialize, Serializer};
 
+use crate::codec::{Codec, CodecError, Encodable};
 use crate::error::Result;
 use crate::format::DEFAULT_MEMENTO_VERSION;
 
@@ -170,5 +171,48 @@ pub trait Originator {
     /// file.
     fn memento_version(&self) -> u32 {
         DEFAULT_MEMENTO_VERSION
+    }
+
+    /// Serializes the memento [`create_memento`](Self::create_memento) would make, straight
+    /// from `self`: what a blocking save
+    /// ([`save_state`](crate::SaveLoadManager::save_state)) encodes, so that it needs no copy
+    /// of the game's state. The default makes the memento and serializes it.
+    /// `#[derive(Originator)]` overrides it with a view of the saved fields by reference,
+    /// which serializes to the same bytes as the memento (for a generic type, or a field with
+    /// a serde attribute other than `rename`, `alias`, `default` or `skip_deserializing`, it
+    /// keeps the default).
+    ///
+    /// An override must serialize exactly what `create_memento` holds: a save written either
+    /// way must load the same.
+    ///
+    /// # Errors
+    /// The serializer's.
+    fn serialize_memento<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>
+    where
+        Self: Sized,
+    {
+        self.create_memento().serialize(serializer)
+    }
+}
+
+/// An originator's memento as a serde value, serialized straight from the originator by
+/// [`Originator::serialize_memento`]: `MementoOf(&player)` encodes to the same bytes as
+/// `player.create_memento()`, without making the memento when the originator's
+/// `serialize_memento` needs none. `#[derive(Originator)]` serializes an `originator` field
+/// through it.
+#[derive(Debug, Clone, Copy)]
+pub struct MementoOf<'a, O>(pub &'a O);
+
+impl<O: Originator> Serialize for MementoOf<'_, O> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_memento(serializer)
+    }
+}
+
+/// A save encodes an originator straight from the game's state (see
+/// [`Originator::serialize_memento`]).
+impl<O: Originator> Encodable for O {
+    fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        codec.encode_into(out, &MementoOf(self))
     }
 }

@@ -19,12 +19,12 @@ use std::time::Duration;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::codec::{Codec, CodecError};
+use crate::codec::{Codec, CodecError, Encodable};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{
     self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FileKind, Header, Key, MAX_ID_LEN,
-    Metadata, Opened, Protect, SealParams,
+    Metadata, Opened, Protect, SealParams, Source,
 };
 use crate::originator::Originator;
 use crate::slot::SlotId;
@@ -52,19 +52,42 @@ impl Blob {
 
 /// A memento of any serde type, for encoding later (perhaps on another thread).
 trait ErasedMemento: Send + Sync {
-    fn encode(&self, codec: Codec) -> Result<Vec<u8>, CodecError>;
+    fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError>;
 }
 
 impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
-    fn encode(&self, codec: Codec) -> Result<Vec<u8>, CodecError> {
-        codec.encode(self)
+    fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        codec.encode_into(out, self)
     }
 }
 
-/// A captured memento that is encoded on first need, then dropped.
+/// A captured memento, encoded when it is saved or its bytes are first needed.
+///
+/// A save encodes it straight into the file's buffer and keeps the memento (so a snapshot
+/// saved twice encodes it twice, and holds no second copy of its bytes in between). Asking
+/// for its bytes ([`Snapshot::encoded`], or a parallel save's encoding ahead of the file)
+/// encodes it into a buffer of its own, once, and drops the memento.
 struct Pending {
     memento: Mutex<Option<Box<dyn ErasedMemento>>>,
     encoded: OnceLock<Result<Vec<u8>, String>>,
+}
+
+impl Encodable for Pending {
+    fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        let memento = self.memento.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(m) = memento.as_ref() {
+            return m.encode_into(codec, out);
+        }
+        drop(memento);
+        // Taken by `bytes`, which set (or is setting) the encoded bytes.
+        match self.encoded.wait() {
+            Ok(bytes) => {
+                out.extend_from_slice(bytes);
+                Ok(())
+            }
+            Err(reason) => Err(CodecError::Codec(reason.clone().into())),
+        }
+    }
 }
 
 impl Pending {
@@ -76,10 +99,12 @@ impl Pending {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .take();
+                let mut out = Vec::new();
                 match memento {
-                    Some(m) => m.encode(codec).map_err(|e| e.to_string()),
+                    Some(m) => m.encode_into(codec, &mut out).map_err(|e| e.to_string()),
                     None => Err("the memento was lost while encoding".to_owned()),
                 }
+                .map(|()| out)
             })
             .as_deref()
             .map_err(String::as_str)
@@ -94,6 +119,18 @@ enum Entry {
 }
 
 impl Entry {
+    /// Where a save takes this memento's bytes from: its bytes when it has them, or an
+    /// encoding straight into the file.
+    fn source(&self) -> Source<'_> {
+        match self {
+            Entry::Encoded(blob) => Source::Bytes(blob.bytes()),
+            Entry::Pending(p) => match p.encoded.get() {
+                Some(Ok(bytes)) => Source::Bytes(bytes),
+                _ => Source::Encode(p.as_ref()),
+            },
+        }
+    }
+
     fn bytes(&self, codec: Codec, id: &str) -> Result<&[u8]> {
         match self {
             Entry::Encoded(blob) => Ok(blob.bytes()),
@@ -118,6 +155,33 @@ impl<'a> Sealing<'a> {
     /// Encrypted with `key`, or plain without one: what the key-taking methods mean.
     pub(crate) fn encrypted_or_plain(key: Option<&'a Key>) -> Self {
         key.map_or(Sealing::Plain, Sealing::Encrypted)
+    }
+}
+
+/// How a snapshot is written into a file: its sealing, its compression, and how the work is
+/// done.
+#[derive(Clone, Copy)]
+pub(crate) struct SealWith<'a> {
+    pub(crate) sealing: Sealing<'a>,
+    pub(crate) compression: Compression,
+    /// How many threads may encode captured mementos at once: with more than one, and more
+    /// than one memento to encode, they are encoded on scoped threads (this one among them)
+    /// before the file is assembled; the bytes are the same either way.
+    pub(crate) threads: usize,
+    /// The file's expected length (the slot's previous file's), so its buffer is allocated
+    /// once; 0 when unknown.
+    pub(crate) size_hint: usize,
+}
+
+impl<'a> SealWith<'a> {
+    /// One thread, no size hint: what the tool-facing `seal_file*` methods do.
+    pub(crate) fn new(sealing: Sealing<'a>, compression: Compression) -> Self {
+        SealWith {
+            sealing,
+            compression,
+            threads: 1,
+            size_hint: 0,
+        }
     }
 }
 
@@ -544,8 +608,7 @@ impl Snapshot {
             schema_version,
             generation,
             saved_at,
-            Sealing::encrypted_or_plain(key),
-            Compression::None,
+            SealWith::new(Sealing::encrypted_or_plain(key), Compression::None),
         )
     }
 
@@ -570,8 +633,7 @@ impl Snapshot {
             schema_version,
             generation,
             saved_at,
-            Sealing::Authenticated(key),
-            Compression::None,
+            SealWith::new(Sealing::Authenticated(key), Compression::None),
         )
     }
 
@@ -607,6 +669,7 @@ impl Snapshot {
             saved_at: None,
             sealing: Sealing::Plain,
             compression: Compression::None,
+            threads: 1,
         }
     }
 
@@ -617,8 +680,7 @@ impl Snapshot {
         schema_version: u32,
         generation: u64,
         saved_at: std::time::SystemTime,
-        sealing: Sealing<'_>,
-        compression: Compression,
+        with: SealWith<'_>,
     ) -> Result<Vec<u8>> {
         self.seal(
             FileKind::Save,
@@ -627,8 +689,31 @@ impl Snapshot {
             generation,
             None,
             saved_at,
-            sealing,
-            compression,
+            with,
+            &mut |_, _| {},
+        )
+    }
+
+    /// [`seal_file_with`](Self::seal_file_with), showing `on_memento(id, bytes)` each
+    /// memento's encoded bytes as the file is written (the manager's fingerprints of a saved
+    /// state).
+    pub(crate) fn seal_file_seeing(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        with: SealWith<'_>,
+        on_memento: &mut dyn FnMut(&str, &[u8]),
+    ) -> Result<Vec<u8>> {
+        self.seal(
+            FileKind::Save,
+            slot,
+            schema_version,
+            generation,
+            None,
+            crate::format::now(),
+            with,
+            on_memento,
         )
     }
 
@@ -640,8 +725,7 @@ impl Snapshot {
         schema_version: u32,
         base_generation: u64,
         sequence: u64,
-        sealing: Sealing<'_>,
-        compression: Compression,
+        with: SealWith<'_>,
     ) -> Result<Vec<u8>> {
         let kind = FileKind::Delta;
         self.seal(
@@ -651,8 +735,8 @@ impl Snapshot {
             base_generation,
             Some(sequence),
             crate::format::now(),
-            sealing,
-            compression,
+            with,
+            &mut |_, _| {},
         )
     }
 
@@ -665,33 +749,84 @@ impl Snapshot {
         generation: u64,
         sequence: Option<u64>,
         saved_at: std::time::SystemTime,
-        sealing: Sealing<'_>,
-        compression: Compression,
+        with: SealWith<'_>,
+        on_memento: &mut dyn FnMut(&str, &[u8]),
     ) -> Result<Vec<u8>> {
-        let protect = match sealing {
-            Sealing::Plain => Protect::Plain,
-            Sealing::Authenticated(key) => Protect::Authenticated(key),
-            Sealing::Encrypted(key) => Protect::Encrypted(key, format::random_nonce()?),
-        };
-        let params = SealParams {
-            format_version: format::FORMAT_VERSION,
+        self.encode_ahead(with.threads)?;
+        let deleted = sequence.map(|n| (n, self.deleted_ids().collect()));
+        let file = FileOf {
             codec: self.codec,
+            metadata: &self.metadata,
             kind,
             slot,
             schema_version,
             generation,
             saved_at,
-            metadata: &self.metadata,
-            protect,
-            compression,
-            delta: sequence.map(|n| (n, self.deleted_ids().collect())),
         };
-        format::seal(&params, &self.entries()?)
+        seal_entries(&file, deleted, with, &self.entries(), on_memento)
     }
 
-    /// `(id, memento version, encoded memento)` in ascending id order, for writing a file;
-    /// captured mementos are encoded now.
-    pub(crate) fn entries(&self) -> Result<Vec<(&str, u32, &[u8])>> {
+    /// With more than one thread, and more than one captured memento not encoded yet, encodes
+    /// them on `threads` scoped threads (this one among them), each into a buffer of its own,
+    /// so the file is assembled from bytes. With one thread, or one such memento, nothing:
+    /// the save encodes it straight into the file.
+    fn encode_ahead(&self, threads: usize) -> Result<()> {
+        let pending: Vec<(&str, &Pending)> = self
+            .mementos
+            .iter()
+            .filter_map(|(id, entry)| match entry {
+                Entry::Pending(p) if p.encoded.get().is_none() => Some((id.as_str(), p.as_ref())),
+                _ => None,
+            })
+            .collect();
+        let threads = threads.min(pending.len());
+        if threads < 2 {
+            return Ok(());
+        }
+        let codec = self.codec;
+        let encode = |share: &[(&str, &Pending)]| -> Result<()> {
+            for (id, p) in share {
+                p.bytes(codec).map_err(|reason| Error::Encode {
+                    id: (*id).to_owned(),
+                    source: reason.into(),
+                })?;
+            }
+            Ok(())
+        };
+        // Contiguous shares of about equal count; every thread takes the next unclaimed
+        // memento would balance uneven sizes better, but chunks of a world are alike.
+        let per = pending.len().div_ceil(threads);
+        let mut shares = pending.chunks(per);
+        let mine = shares.next().unwrap_or_default();
+        std::thread::scope(|scope| {
+            let others: Vec<_> = shares
+                .map(|share| {
+                    std::thread::Builder::new()
+                        .name("savegame-encode".into())
+                        .spawn_scoped(scope, move || encode(share))
+                        .map_err(|_| share)
+                })
+                .collect();
+            let mut result = encode(mine);
+            for other in others {
+                let r = match other {
+                    Ok(thread) => thread.join().unwrap_or_else(|_| {
+                        Err(Error::Config {
+                            reason: "an encoding thread panicked".into(),
+                        })
+                    }),
+                    // No thread to be had: this one encodes that share too.
+                    Err(share) => encode(share),
+                };
+                result = result.and(r);
+            }
+            result
+        })
+    }
+
+    /// `(id, memento version, where its bytes come from)` in ascending id order, for writing
+    /// a file.
+    fn entries(&self) -> Vec<(&str, u32, Source<'_>)> {
         self.mementos
             .iter()
             .map(|(id, entry)| {
@@ -700,7 +835,7 @@ impl Snapshot {
                     .get(id)
                     .copied()
                     .unwrap_or(DEFAULT_MEMENTO_VERSION);
-                Ok((id.as_str(), version, entry.bytes(self.codec, id)?))
+                (id.as_str(), version, entry.source())
             })
             .collect()
     }
@@ -755,6 +890,49 @@ impl Snapshot {
     }
 }
 
+/// What a file is, beside its mementos: see [`seal_entries`].
+pub(crate) struct FileOf<'a> {
+    pub(crate) codec: Codec,
+    pub(crate) metadata: &'a Metadata,
+    pub(crate) kind: FileKind,
+    pub(crate) slot: SlotId,
+    pub(crate) schema_version: u32,
+    pub(crate) generation: u64,
+    pub(crate) saved_at: std::time::SystemTime,
+}
+
+/// The bytes of the file `file` of `entries` (in ascending id order), with a delta's sequence
+/// number and deletions, sealed and written as `with` says; `on_memento(id, bytes)` sees each
+/// memento's encoded bytes. For a snapshot, and for a state listed by reference
+/// ([`Members`](crate::Members)).
+pub(crate) fn seal_entries(
+    file: &FileOf<'_>,
+    delta: Option<(u64, Vec<&str>)>,
+    with: SealWith<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    on_memento: &mut dyn FnMut(&str, &[u8]),
+) -> Result<Vec<u8>> {
+    let protect = match with.sealing {
+        Sealing::Plain => Protect::Plain,
+        Sealing::Authenticated(key) => Protect::Authenticated(key),
+        Sealing::Encrypted(key) => Protect::Encrypted(key, format::random_nonce()?),
+    };
+    let params = SealParams {
+        format_version: format::FORMAT_VERSION,
+        codec: file.codec,
+        kind: file.kind,
+        slot: file.slot,
+        schema_version: file.schema_version,
+        generation: file.generation,
+        saved_at: file.saved_at,
+        metadata: file.metadata,
+        protect,
+        compression: with.compression,
+        delta,
+    };
+    format::seal_sources(&params, entries, with.size_hint, on_memento)
+}
+
 /// The bytes of a whole save file holding a snapshot, as [`Snapshot::sealer`] is told: its
 /// protection (plain, [`encrypt`](Self::encrypt)ed or [`authenticate`](Self::authenticate)d),
 /// its [`compression`](Self::compression) and its time stamp.
@@ -767,6 +945,7 @@ pub struct FileSealer<'a> {
     saved_at: Option<std::time::SystemTime>,
     sealing: Sealing<'a>,
     compression: Compression,
+    threads: usize,
 }
 
 impl<'a> FileSealer<'a> {
@@ -797,6 +976,14 @@ impl<'a> FileSealer<'a> {
         self
     }
 
+    /// Encodes the captured mementos on up to `threads` threads (default 1), as a manager's
+    /// [`encode_threads`](crate::ManagerBuilder::encode_threads) does. The bytes are the same
+    /// as with one.
+    pub fn encode_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
+    }
+
     /// The file's bytes.
     ///
     /// # Errors
@@ -810,8 +997,10 @@ impl<'a> FileSealer<'a> {
             self.schema_version,
             self.generation,
             saved_at,
-            self.sealing,
-            self.compression,
+            SealWith {
+                threads: self.threads,
+                ..SealWith::new(self.sealing, self.compression)
+            },
         )
     }
 }
@@ -871,7 +1060,7 @@ impl PartialEq for Snapshot {
     }
 }
 
-fn check_id(id: &str) -> Result<()> {
+pub(crate) fn check_id(id: &str) -> Result<()> {
     let reason = if id.is_empty() {
         "ids must not be empty"
     } else if id.len() > MAX_ID_LEN {
@@ -914,6 +1103,78 @@ mod tests {
             self.value = m.value;
             self.restores += 1;
             Ok(())
+        }
+    }
+
+    #[test]
+    fn encoding_on_many_threads_writes_the_bytes_one_thread_does() {
+        let at = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let make = || {
+            let mut s = Snapshot::new(Codec::Json);
+            for i in 0..257u64 {
+                let value = i32::try_from(i * 7).unwrap();
+                let c = Counter { value, restores: 0 };
+                s.capture(&format!("chunk-{i:04}"), &c).unwrap();
+            }
+            s
+        };
+        let seal = |s: &Snapshot, threads: usize| {
+            s.sealer(SlotId::Numbered(1), 1, 1)
+                .saved_at(at)
+                .encode_threads(threads)
+                .build()
+                .unwrap()
+        };
+        let one = seal(&make(), 1);
+        for threads in [2, 3, 8, 1000] {
+            assert_eq!(seal(&make(), threads), one, "{threads} threads");
+        }
+        // Sealed twice, a snapshot writes the same file: encoded ahead, or straight into it.
+        let twice = make();
+        assert_eq!(seal(&twice, 4), one);
+        assert_eq!(seal(&twice, 1), one);
+        let twice = make();
+        assert_eq!(seal(&twice, 1), one);
+        assert_eq!(seal(&twice, 4), one);
+        assert_eq!(twice.encoded("chunk-0003").unwrap(), br#"{"value":21}"#);
+    }
+
+    #[test]
+    fn a_memento_that_fails_to_encode_on_a_thread_fails_the_save() {
+        use std::collections::HashMap;
+        // JSON cannot write a map with non-string keys.
+        let mut s = Snapshot::new(Codec::Json);
+        for i in 0..8u64 {
+            s.capture_memento("ok", &i).unwrap();
+            let c = Counter {
+                value: i32::try_from(i).unwrap(),
+                restores: 0,
+            };
+            s.capture(&format!("c{i}"), &c).unwrap();
+        }
+        let bad: HashMap<(u8, u8), u8> = HashMap::from([((1, 2), 3)]);
+        struct Bad(HashMap<(u8, u8), u8>);
+        impl Originator for Bad {
+            type Memento = HashMap<(u8, u8), u8>;
+            fn create_memento(&self) -> Self::Memento {
+                self.0.clone()
+            }
+            fn restore_memento(&mut self, m: Self::Memento) -> Result<()> {
+                self.0 = m;
+                Ok(())
+            }
+        }
+        s.capture("c5-bad", &Bad(bad)).unwrap();
+        for threads in [1, 4] {
+            let err = s
+                .sealer(SlotId::Numbered(1), 1, 1)
+                .encode_threads(threads)
+                .build()
+                .unwrap_err();
+            assert!(
+                matches!(&err, Error::Encode { id, .. } if id == "c5-bad"),
+                "{threads}: {err}"
+            );
         }
     }
 

@@ -7,7 +7,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
-use savegame::{Codec, Error, Originator, SaveLoadManager, SaveState, SlotId, Snapshot};
+use savegame::{
+    Codec, Error, Members, MementoOf, Originator, SaveLoadManager, SaveState, SlotId, Snapshot,
+};
 use serde::{Deserialize, Serialize};
 
 /// The example game's player (whose memento is derived too), to compare with.
@@ -441,4 +443,128 @@ fn the_demo_and_the_examples_list_no_originators_by_hand() {
     assert!(model.contains("SaveState, Originator)]"));
     let sim = std::fs::read_to_string(savegame_testkit::repo("examples/shared/sim.rs")).unwrap();
     assert!(sim.contains("self.restore_state(keyframe).map(drop)"));
+}
+
+/// With a serde attribute a reference may not mean the same through (`with`,
+/// `skip_serializing_if`), the derive keeps the memento-making default.
+#[derive(Originator, Default, Debug, PartialEq)]
+struct Guarded {
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    tags: Vec<String>,
+    level: u8,
+}
+
+/// Every codec this build has, bitcode too.
+fn all_codecs() -> Vec<Codec> {
+    let mut codecs = codecs();
+    if cfg!(feature = "bitcode") {
+        codecs.push(Codec::Bitcode);
+    }
+    codecs
+}
+
+/// Encodes `o` both ways: its memento, and straight from it.
+fn both_ways<O: Originator>(codec: Codec, o: &O) -> (Vec<u8>, Vec<u8>) {
+    let memento = codec.encode(&o.create_memento()).unwrap();
+    let direct = codec.encode(&MementoOf(o)).unwrap();
+    (memento, direct)
+}
+
+#[test]
+fn a_derived_originator_serializes_straight_to_its_mementos_bytes() {
+    let player = Player {
+        name: "Ann \"the\" Bold".into(),
+        health: 77,
+        inventory: BTreeMap::from([("rope".into(), 2), ("torch".into(), 5)]),
+        cursor: 4,
+        frames_since_hit: 9,
+    };
+    let party = Party {
+        leader: player.clone(),
+        gold: 12,
+    };
+    let stack: Stack<u16, ()> = Stack {
+        items: vec![1, 2, 3],
+        scratch: PhantomData,
+    };
+    for codec in all_codecs() {
+        let pairs = [
+            ("player", both_ways(codec, &player)),
+            ("party (nested)", both_ways(codec, &party)),
+            (
+                "renamed fields",
+                both_ways(
+                    codec,
+                    &Renamed {
+                        health: 3,
+                        stamina: 4,
+                    },
+                ),
+            ),
+            ("tuple struct", both_ways(codec, &Pair(1, 2, "x".into()))),
+            ("generic (the default)", both_ways(codec, &stack)),
+            ("self memento", both_ways(codec, &Weather::Rain { mm: 3 })),
+            (
+                "the demo's player",
+                both_ways(codec, &game::Player::default()),
+            ),
+        ];
+        for (what, (memento, direct)) in pairs {
+            assert_eq!(memento, direct, "{what} in {codec}");
+        }
+        // bitcode cannot skip a field conditionally at all.
+        if codec != Codec::Bitcode {
+            let (memento, direct) = both_ways(
+                codec,
+                &Guarded {
+                    tags: vec![],
+                    level: 2,
+                },
+            );
+            assert_eq!(memento, direct, "guarded (the default) in {codec}");
+        }
+    }
+}
+
+#[test]
+fn a_state_listed_by_reference_saves_what_a_captured_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = manager(dir.path());
+    let mut game = Game::default();
+    game.player.name = "Cy".into();
+    game.player.health = 40;
+
+    let mut members = Members::new();
+    assert!(
+        game.members(&mut members).unwrap(),
+        "a derived group lists its members"
+    );
+    assert_eq!(members.len(), game_ids().len());
+
+    manager.save_state(SlotId::Numbered(1), &game).unwrap();
+    let listed = manager.load(SlotId::Numbered(1)).unwrap().snapshot;
+    let mut captured = manager.snapshot();
+    game.capture_state(&mut captured).unwrap();
+    manager.save(SlotId::Numbered(2), &captured).unwrap();
+    let captured = manager.load(SlotId::Numbered(2)).unwrap().snapshot;
+
+    assert_eq!(listed.ids().collect::<Vec<_>>(), game_ids());
+    assert_eq!(captured.ids().collect::<Vec<_>>(), game_ids());
+    for id in game_ids() {
+        assert_eq!(
+            listed.encoded(id).unwrap(),
+            captured.encoded(id).unwrap(),
+            "{id}"
+        );
+        assert_eq!(listed.version(id), captured.version(id), "{id}");
+    }
+    let mut back = Game::default();
+    manager.load_state(SlotId::Numbered(1), &mut back).unwrap();
+    assert_eq!(back.player.name, "Cy");
+    assert_eq!(back.player.health, 40);
+}
+
+/// The ids of [`Game`], in a file's order.
+fn game_ids() -> [&'static str; 3] {
+    ["party", "player", "sky"]
 }

@@ -274,6 +274,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         quote!(self.#m = ::core::default::Default::default();)
     });
     let (_, memento_ty_g, _) = input.generics.split_for_impl();
+    let view = view(&c, &krate, &memento, tuple, &saved, generic);
 
     Ok(quote! {
         #memento_struct
@@ -285,6 +286,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn create_memento(&self) -> Self::Memento {
                 #memento { #(#create,)* #phantom_init }
             }
+
+            #view
 
             fn restore_memento(&mut self, memento: Self::Memento) -> #krate::Result<()> {
                 #validate
@@ -359,6 +362,13 @@ fn self_memento(
                 ::core::clone::Clone::clone(self)
             }
 
+            fn serialize_memento<__S: #serde::Serializer>(
+                &self,
+                serializer: __S,
+            ) -> ::core::result::Result<__S::Ok, __S::Error> {
+                #serde::Serialize::serialize(self, serializer)
+            }
+
             fn restore_memento(&mut self, memento: Self) -> #krate::Result<()> {
                 #validate
                 *self = memento;
@@ -366,6 +376,114 @@ fn self_memento(
             }
         }
     })
+}
+
+/// `serialize_memento` over a view of the saved fields by reference: the memento's shape (its
+/// name, its fields' names and serde attributes) with `&T` for each field, so a blocking save
+/// encodes the same bytes without cloning the state. None (the trait's default, which clones)
+/// for a generic type, one with nothing saved, or a serde attribute whose meaning could differ
+/// on a reference (`with`, `serialize_with`, `skip_serializing_if`, `into`, ...).
+fn view(
+    c: &Container,
+    krate: &TokenStream,
+    memento: &Ident,
+    tuple: bool,
+    saved: &[&Field],
+    generic: bool,
+) -> Option<TokenStream> {
+    const FIELD_SAFE: &[&str] = &[
+        "rename",
+        "alias",
+        "default",
+        "skip_deserializing",
+        "flatten",
+    ];
+    const CONTAINER_SAFE: &[&str] = &["rename_all", "deny_unknown_fields"];
+    if generic || saved.is_empty() {
+        return None;
+    }
+    if !c.serde.iter().all(|t| only(t.clone(), CONTAINER_SAFE)) {
+        return None;
+    }
+    let mut fields = Vec::new();
+    let mut inits = Vec::new();
+    for f in saved {
+        let serde_attrs: Vec<&&syn::Attribute> = f
+            .carried
+            .iter()
+            .filter(|a| a.path().is_ident("serde"))
+            .collect();
+        for a in &serde_attrs {
+            let tokens = match &a.meta {
+                syn::Meta::List(list) => list.tokens.clone(),
+                _ => return None,
+            };
+            if !only(tokens, FIELD_SAFE) {
+                return None;
+            }
+        }
+        let (ty, init) = if f.attrs.originator.is_some() {
+            let ty = f.ty;
+            let m = &f.member;
+            (
+                quote!(#krate::MementoOf<'__savegame_view, #ty>),
+                quote!(#krate::MementoOf(&self.#m)),
+            )
+        } else {
+            let ty = f.ty;
+            let m = &f.member;
+            (quote!(&'__savegame_view #ty), quote!(&self.#m))
+        };
+        let name = match &f.memento_member {
+            Member::Named(id) => quote!(#id:),
+            Member::Unnamed(_) => quote!(),
+        };
+        fields.push(quote!(#(#serde_attrs)* #name #ty));
+        inits.push(quote!(#name #init));
+    }
+    let serde = quote!(#krate::__private::serde);
+    let serde_path = serde.to_string();
+    let container = c.serde.iter().map(|t| quote!(#[serde(#t)]));
+    let name = memento.to_string();
+    let (body, value) = if tuple {
+        (quote!((#(#fields,)*);), quote!(__SavegameView(#(#inits,)*)))
+    } else {
+        (
+            quote!({ #(#fields,)* }),
+            quote!(__SavegameView { #(#inits,)* }),
+        )
+    };
+    Some(quote! {
+        fn serialize_memento<__S: #serde::Serializer>(
+            &self,
+            serializer: __S,
+        ) -> ::core::result::Result<__S::Ok, __S::Error> {
+            #[derive(#serde::Serialize)]
+            #[serde(crate = #serde_path)]
+            #[serde(rename = #name)]
+            #(#container)*
+            struct __SavegameView<'__savegame_view> #body
+            #serde::Serialize::serialize(&#value, serializer)
+        }
+    })
+}
+
+/// Is every item of a serde attribute's list (`rename = "x", default`) one of `allowed`?
+fn only(tokens: TokenStream, allowed: &[&str]) -> bool {
+    let mut first = true;
+    for t in tokens {
+        match &t {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => first = true,
+            proc_macro2::TokenTree::Ident(i) if first => {
+                if !allowed.iter().any(|a| i == a) {
+                    return false;
+                }
+                first = false;
+            }
+            _ => first = false,
+        }
+    }
+    true
 }
 
 /// Does `tokens` (a type) name the identifier `param` anywhere?

@@ -38,6 +38,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut claimed = Vec::new();
     let mut flattened = Vec::new();
     let mut reset = Vec::new();
+    let mut members = Vec::new();
     let mut seen: Vec<(String, proc_macro2::Span)> = Vec::new();
     for (i, f) in named.named.iter().enumerate() {
         let a = attrs::field(&f.attrs)?;
@@ -57,6 +58,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 ));
             }
             capture.push(quote!(#krate::SaveState::capture_state(&self.#name, snapshot)?;));
+            members.push(quote!(
+                if !#krate::SaveState::members(&self.#name, members)? {
+                    return ::core::result::Result::Ok(false);
+                }
+            ));
             restore.push(quote!(
                 report.merge(#krate::SaveState::restore_state(&mut self.#name, snapshot)?);
             ));
@@ -79,6 +85,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         seen.push((value, id.span()));
         let tmp = format_ident!("__savegame_{}", i);
         capture.push(quote!(snapshot.capture(#id, &self.#name)?;));
+        members.push(quote!(members.originator(#id, &self.#name)?;));
         claimed.push(id.clone());
         if a.optional {
             decode.push(quote!(
@@ -138,6 +145,15 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn capture_state(&self, snapshot: &mut #krate::Snapshot) -> #krate::Result<()> {
                 #(#capture)*
                 ::core::result::Result::Ok(())
+            }
+
+            fn members<'__savegame_s>(
+                &'__savegame_s self,
+                members: &mut #krate::Members<'__savegame_s>,
+            ) -> #krate::Result<bool> {
+                let _ = &members;
+                #(#members)*
+                ::core::result::Result::Ok(true)
             }
 
             fn restore_state(

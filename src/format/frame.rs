@@ -9,7 +9,7 @@ use super::bytes::{
     system_time_to_millis,
 };
 use super::metadata::{Metadata, encoded_metadata_len, parse_metadata, write_metadata};
-use crate::codec::Codec;
+use crate::codec::{Codec, Encodable};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
@@ -281,7 +281,35 @@ pub(crate) struct SealParams<'a> {
 /// authenticated as `params.protect` says) and CRC. `entries` are `(id, memento version,
 /// encoded memento)` in ascending id order. The file is built in one buffer allocated at its
 /// final size.
+#[cfg(test)]
 pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> Result<Vec<u8>> {
+    let sources: Vec<(&str, u32, Source<'_>)> = entries
+        .iter()
+        .map(|&(id, version, bytes)| (id, version, Source::Bytes(bytes)))
+        .collect();
+    seal_sources(params, &sources, 0, &mut |_, _| {})
+}
+
+/// Where a memento's bytes come from when a file is sealed.
+pub(crate) enum Source<'a> {
+    /// Encoded already.
+    Bytes(&'a [u8]),
+    /// Encoded now, straight into the file's buffer.
+    Encode(&'a (dyn Encodable + 'a)),
+}
+
+/// [`seal`] of mementos that may be encoded as the file is written: each
+/// [`Source::Encode`] is encoded into the file's buffer in its place, with no buffer of its
+/// own. `size_hint` is the expected length of the file (the slot's previous one, say), so
+/// that the buffer is allocated once when the mementos' sizes are not known up front (0: no
+/// hint). `on_memento(id, bytes)` sees each memento's encoded bytes once they are in the
+/// buffer, before compression and sealing.
+pub(crate) fn seal_sources(
+    params: &SealParams<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    size_hint: usize,
+    on_memento: &mut dyn FnMut(&str, &[u8]),
+) -> Result<Vec<u8>> {
     let version = params.format_version;
     if !(1..=FORMAT_VERSION).contains(&version) {
         return Err(Error::Config {
@@ -324,7 +352,13 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
     // separator is in its key overhead.
     let doc_bound = 2 + entries
         .iter()
-        .map(|(id, _, m)| codec.key_overhead(id) + m.len())
+        .map(|(id, _, m)| {
+            codec.key_overhead(id)
+                + match m {
+                    Source::Bytes(b) => b.len(),
+                    Source::Encode(_) => 0,
+                }
+        })
         .sum::<usize>();
     let capacity = HEADER_LEN
         + metadata_len
@@ -334,7 +368,7 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
         + toc_len
         + doc_bound
         + CRC_LEN;
-    let mut buf = Vec::with_capacity(capacity);
+    let mut buf = Vec::with_capacity(capacity.max(size_hint));
 
     // Fixed header; the payload length is patched in once the body is written.
     buf.extend_from_slice(&MAGIC);
@@ -384,10 +418,18 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
     codec.open_document(&mut buf, entries.len());
     for (i, ((id, _, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
         codec.write_document_key(&mut buf, i, id);
-        let offset = (buf.len() - doc_start) as u64;
-        buf.extend_from_slice(memento);
+        let start = buf.len();
+        match memento {
+            Source::Bytes(bytes) => buf.extend_from_slice(bytes),
+            Source::Encode(value) => value
+                .encode_into(codec, &mut buf)
+                .map_err(|e| e.encoding(id))?,
+        }
+        on_memento(id, &buf[start..]);
+        let offset = (start - doc_start) as u64;
+        let len = (buf.len() - start) as u64;
         buf[*slot..*slot + 8].copy_from_slice(&offset.to_le_bytes());
-        buf[*slot + 8..*slot + 16].copy_from_slice(&(memento.len() as u64).to_le_bytes());
+        buf[*slot + 8..*slot + 16].copy_from_slice(&len.to_le_bytes());
     }
     codec.close_document(&mut buf);
 
@@ -424,7 +466,11 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
 
     let crc = crc32fast::hash(&buf);
     buf.extend_from_slice(&crc.to_le_bytes());
-    debug_assert!(params.compression != Compression::None || buf.len() <= capacity);
+    debug_assert!(
+        params.compression != Compression::None
+            || entries.iter().any(|e| matches!(e.2, Source::Encode(_)))
+            || buf.len() <= capacity
+    );
     Ok(buf)
 }
 

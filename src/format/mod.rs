@@ -99,8 +99,8 @@ pub use frame::{
     check_crc, header_len, parse_header, record_len,
 };
 pub(crate) use frame::{
-    Opened, Protect, SealParams, check_crc_in_pieces, missing_key, open, open_unverified,
-    random_nonce, seal,
+    Opened, Protect, SealParams, Source, check_crc_in_pieces, missing_key, open, open_unverified,
+    random_nonce, seal_sources,
 };
 pub use metadata::Metadata;
 

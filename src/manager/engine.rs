@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::Header;
 use crate::migrate::Migrations;
 use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{SealWith, Snapshot};
 
 /// Everything a manager knows and does, shared with its worker thread.
 #[derive(Debug)]
@@ -67,6 +67,9 @@ struct Previous {
     /// A sound file at an older schema version, with its version: kept as a pre-migration
     /// backup before it is replaced.
     older: Option<(u32, Vec<u8>)>,
+    /// Its length (0 if unknown): about what the new file will be, so the new file's buffer
+    /// is allocated once.
+    len: u64,
 }
 
 impl Engine {
@@ -78,18 +81,44 @@ impl Engine {
 
     /// A full save, with the slot's lock held: a new base, and the end of its journal.
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        self.save_sealed(slot, &mut |generation, with| {
+            snapshot.seal_file_with(
+                slot,
+                self.files.schema_version,
+                generation,
+                crate::format::now(),
+                with,
+            )
+        })
+    }
+
+    /// A full save of the file `seal(generation, how)` writes, taking the slot's lock: for a
+    /// file written from something other than a snapshot (a state encoded straight from the
+    /// game's objects). `seal` may be called twice (when the current file turns out to be
+    /// damaged, the new one is sealed again with another generation).
+    pub(super) fn save_with(
+        &self,
+        slot: SlotId,
+        seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,
+    ) -> Result<SaveReport> {
+        let _lock = lock_slot(&self.files, &slot.file_name())?;
+        self.save_sealed(slot, seal)
+    }
+
+    fn save_sealed(
+        &self,
+        slot: SlotId,
+        seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,
+    ) -> Result<SaveReport> {
         let name = slot.file_name();
         // Deltas name their base by generation: a new base must never reuse the generation
         // leftover deltas were written for.
         let leftover = self.journals.generation(&self.files, &name);
-        let seal = |previous: u64| {
-            snapshot.seal_file_with(
-                slot,
-                self.files.schema_version,
+        let seal = |previous: u64, len: u64| {
+            let hint = usize::try_from(len).unwrap_or(0);
+            seal(
                 previous.max(leftover).saturating_add(1),
-                crate::format::now(),
-                self.files.sealing(),
-                self.files.compression,
+                self.files.seal_with(hint),
             )
         };
         let (previous, bytes) = self.check_previous_and_seal(&name, seal)?;
@@ -130,7 +159,7 @@ impl Engine {
     fn check_previous_and_seal(
         &self,
         name: &str,
-        seal: impl Fn(u64) -> Result<Vec<u8>>,
+        mut seal: impl FnMut(u64, u64) -> Result<Vec<u8>>,
     ) -> Result<(Previous, Vec<u8>)> {
         if self.backups > 0
             && let Ok(Some((header, len))) = self.files.read_header(name)
@@ -141,7 +170,7 @@ impl Engine {
                 let thread = std::thread::Builder::new()
                     .name("savegame-check".into())
                     .spawn_scoped(scope, check);
-                let sealed = seal(header.generation);
+                let sealed = seal(header.generation, len);
                 let checked = match thread {
                     // A check that panicked (it has no way to) is run again here.
                     Ok(thread) => thread.join().unwrap_or_else(|_| check()),
@@ -155,19 +184,20 @@ impl Engine {
                         generation: header.generation,
                         sound: true,
                         older: None,
+                        len,
                     };
                     Ok((sound, sealed?))
                 }
                 Err(e) if e.is_corruption() => {
                     let damaged = self.damaged_previous(name);
-                    let bytes = seal(damaged.generation)?;
+                    let bytes = seal(damaged.generation, len)?;
                     Ok((damaged, bytes))
                 }
                 Err(e) => Err(e),
             };
         }
         let previous = self.previous(name)?;
-        let bytes = seal(previous.generation)?;
+        let bytes = seal(previous.generation, previous.len)?;
         Ok((previous, bytes))
     }
 
@@ -178,6 +208,7 @@ impl Engine {
             generation: self.backup_generation(name),
             sound: false,
             older: None,
+            len: 0,
         }
     }
 
@@ -188,13 +219,14 @@ impl Engine {
     fn previous(&self, name: &str) -> Result<Previous> {
         let damaged = || self.damaged_previous(name);
         if self.backups == 0
-            && let Ok(Some((header, _))) = self.files.read_header(name)
+            && let Ok(Some((header, len))) = self.files.read_header(name)
             && header.schema_version == self.files.schema_version
         {
             return Ok(Previous {
                 generation: header.generation,
                 sound: true,
                 older: None,
+                len,
             });
         }
         let bytes = match self.files.read(name) {
@@ -211,12 +243,14 @@ impl Engine {
                         supported: self.files.schema_version,
                     });
                 }
+                let len = bytes.len() as u64;
                 let older = (header.schema_version < self.files.schema_version)
                     .then_some((header.schema_version, bytes));
                 Ok(Previous {
                     generation: header.generation,
                     sound: true,
                     older,
+                    len,
                 })
             }
             Err(e @ Error::UnsupportedFormat { .. }) => Err(e),
@@ -529,8 +563,7 @@ impl Engine {
             self.files.schema_version,
             base.generation,
             state.next_sequence,
-            self.files.sealing(),
-            self.files.compression,
+            self.files.seal_with(0),
         )?;
         let journal_len = state.len + record.len() as u64;
         if journal_len > self.files.max_file_size {

@@ -9,7 +9,7 @@ use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header, Key};
 use crate::slot::SlotId;
-use crate::snapshot::{Sealing, Snapshot};
+use crate::snapshot::{SealWith, Sealing, Snapshot};
 use crate::storage::{Head, Storage, StoredFile, TooLarge};
 
 /// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
@@ -29,6 +29,8 @@ pub(crate) struct Files {
     pub(super) max_file_size: u64,
     /// How what the manager writes is compressed.
     pub(super) compression: Compression,
+    /// How many threads may encode a save's captured mementos at once.
+    pub(super) encode_threads: usize,
 }
 
 impl Files {
@@ -39,6 +41,16 @@ impl Files {
             Some(key) if self.integrity_only => Sealing::Authenticated(key),
             Some(key) => Sealing::Encrypted(key),
             None => Sealing::Plain,
+        }
+    }
+
+    /// How the manager writes a file expected to be about `size_hint` bytes long (0: unknown).
+    pub(super) fn seal_with(&self, size_hint: usize) -> SealWith<'_> {
+        SealWith {
+            sealing: self.sealing(),
+            compression: self.compression,
+            threads: self.encode_threads,
+            size_hint,
         }
     }
 

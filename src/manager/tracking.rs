@@ -34,9 +34,10 @@ use super::locks::lock;
 use super::report::{DeltaReport, LoadReport, SaveReport};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
+use crate::format::{FileKind, Metadata, Source};
 use crate::slot::SlotId;
-use crate::snapshot::Snapshot;
-use crate::state::{RestoreReport, SaveState};
+use crate::snapshot::{FileOf, Snapshot, seal_entries};
+use crate::state::{Members, RestoreReport, SaveState};
 
 /// A memento's fingerprint: length and CRC32, then a SipHash-1-3 of its bytes.
 type Fingerprint = (u64, u64);
@@ -151,13 +152,28 @@ fn capture(m: &SaveLoadManager, state: &(impl SaveState + ?Sized)) -> Result<Sna
     Ok(snapshot)
 }
 
+/// A full save of `snapshot`, and the fingerprints of what it wrote, taken from the file's
+/// buffer as it is written (a captured memento is encoded once, into the file).
 fn full_save(
     m: &SaveLoadManager,
     slot: SlotId,
     snapshot: &Snapshot,
 ) -> Result<(SaveReport, Baseline)> {
-    let report = m.save(slot, snapshot)?;
-    let baseline = Baseline::of(snapshot, report.generation, 0)?;
+    m.worker.supersede(slot);
+    let mut prints = HashMap::with_capacity(snapshot.len());
+    let schema_version = m.engine.files.schema_version;
+    let report = m.engine.save_with(slot, &mut |generation, with| {
+        prints.clear();
+        snapshot.seal_file_seeing(slot, schema_version, generation, with, &mut |id, bytes| {
+            prints.insert(id.to_owned(), fingerprint(bytes));
+        })
+    })?;
+    let baseline = Baseline {
+        codec: snapshot.codec(),
+        generation: report.generation,
+        deltas: 0,
+        mementos: prints,
+    };
     Ok((report, baseline))
 }
 
@@ -166,10 +182,55 @@ pub(super) fn save_state(
     slot: SlotId,
     state: &(impl SaveState + ?Sized),
 ) -> Result<SaveReport> {
-    let snapshot = capture(m, state)?;
     m.baselines.take(slot);
-    let (report, baseline) = full_save(m, slot, &snapshot)?;
-    m.baselines.put(slot, baseline);
+    let mut members = Members::new();
+    if !state.members(&mut members)? {
+        let snapshot = capture(m, state)?;
+        let (report, baseline) = full_save(m, slot, &snapshot)?;
+        m.baselines.put(slot, baseline);
+        return Ok(report);
+    }
+    // Encoded straight from the game's objects into the file, fingerprinted as they go.
+    m.worker.supersede(slot);
+    let members = members.into_sorted();
+    let mut metadata = Metadata::default();
+    state.describe(&mut metadata);
+    let codec = m.engine.codec;
+    let entries: Vec<(&str, u32, Source<'_>)> = members
+        .iter()
+        .map(|member| {
+            (
+                &*member.id,
+                member.version,
+                Source::Encode(member.originator),
+            )
+        })
+        .collect();
+    let mut prints = HashMap::with_capacity(members.len());
+    let report = m.engine.save_with(slot, &mut |generation, with| {
+        prints.clear();
+        let file = FileOf {
+            codec,
+            metadata: &metadata,
+            kind: FileKind::Save,
+            slot,
+            schema_version: m.engine.files.schema_version,
+            generation,
+            saved_at: crate::format::now(),
+        };
+        seal_entries(&file, None, with, &entries, &mut |id, bytes| {
+            prints.insert(id.to_owned(), fingerprint(bytes));
+        })
+    })?;
+    m.baselines.put(
+        slot,
+        Baseline {
+            codec,
+            generation: report.generation,
+            deltas: 0,
+            mementos: prints,
+        },
+    );
     Ok(report)
 }
 

@@ -52,8 +52,10 @@
 //! # Ok::<(), savegame::Error>(())
 //! ```
 
+mod members;
 mod registry;
 
+pub use members::Members;
 pub use registry::Registry;
 
 use crate::error::{Error, Result};
@@ -130,6 +132,22 @@ pub trait SaveState {
     /// [`save_state`](crate::SaveLoadManager::save_state). The default leaves it empty.
     fn describe(&self, metadata: &mut Metadata) {
         let _ = metadata;
+    }
+
+    /// Lists every member in `members`, for a blocking save that encodes each one straight
+    /// from the game's objects into the file
+    /// ([`save_state`](crate::SaveLoadManager::save_state)): no copy of the state is made.
+    /// Returns `false` when the state cannot list its members, and the save then captures it
+    /// with [`capture_state`](Self::capture_state) instead. `#[derive(SaveState)]` and
+    /// [`Registry`] list theirs; the default, for a state implemented by hand, says `false`.
+    ///
+    /// It must list exactly what `capture_state` captures, under the same ids.
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`] for an unusable id, as for [`Snapshot::capture`].
+    fn members<'s>(&'s self, members: &mut Members<'s>) -> Result<bool> {
+        let _ = members;
+        Ok(false)
     }
 }
 

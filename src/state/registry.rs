@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::{RestoreReport, SaveState};
+use super::{Members, RestoreReport, SaveState};
 use crate::error::{Error, Result};
 use crate::format::MAX_ID_LEN;
 use crate::originator::Originator;
@@ -250,6 +250,17 @@ impl<T: Originator> SaveState for Registry<T> {
             }
         }
         Ok(())
+    }
+
+    fn members<'s>(&'s self, members: &mut Members<'s>) -> Result<bool> {
+        for (id, o) in &self.entries {
+            if self.prefix.is_empty() {
+                members.originator(id.as_str(), o)?;
+            } else {
+                members.originator(format!("{}{id}", self.prefix), o)?;
+            }
+        }
+        Ok(true)
     }
 
     fn restore_state(&mut self, snapshot: &Snapshot) -> Result<RestoreReport> {

@@ -8,6 +8,12 @@
 //! Workloads: a 100,000-entity world (about 7 MB as MessagePack) and a 10 KB player profile,
 //! in MessagePack and JSON, with and without encryption.
 //!
+//! Each save group also has `baseline, no clone` (the hand pipeline encoding straight from the
+//! state, `MementoOf`) and `savegame save_state` (the state listed by reference and encoded
+//! straight into the file, no clone).
+//!
+//! The world in 1,000 chunk mementos (`chunked_world`): see the function.
+//!
 //! And the load menu: `list()` over 100 slots against reading their headers by hand.
 //!
 //! Besides criterion's times, the run prints the peak extra heap of one save and one load of
@@ -48,7 +54,10 @@ use aes_gcm::aead::{AeadInOut, KeyInit};
 use aes_gcm::{Aes256Gcm, Nonce, Tag};
 use criterion::{Criterion, criterion_group, criterion_main};
 use game::{Player, World};
-use savegame::{Codec, Compression, Originator, SaveLoadManager, SlotId};
+use savegame::{
+    Codec, Compression, Members, MementoOf, Originator, Registry, RestoreReport, SaveLoadManager,
+    SaveState, SlotId, Snapshot,
+};
 use savegame_testkit::{Counting, TEST_KEY, game, key};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -90,7 +99,16 @@ impl Baseline {
 
     fn save<O: Originator>(&self, originator: &O) {
         let memento = originator.create_memento();
-        let mut buf = encode(self.variant.codec, &memento);
+        self.seal_and_write(encode(self.variant.codec, &memento));
+    }
+
+    /// The same pipeline encoding straight from the originator (no clone of the state).
+    fn save_direct<O: Originator>(&self, originator: &O) {
+        self.seal_and_write(encode(self.variant.codec, &MementoOf(originator)));
+    }
+
+    /// AES-GCM (when encrypted), CRC32, then a temp file, fsync and rename.
+    fn seal_and_write(&self, mut buf: Vec<u8>) {
         if self.variant.encrypted {
             let mut nonce = [0u8; 12];
             getrandom::fill(&mut nonce).unwrap();
@@ -165,6 +183,32 @@ fn framework_save<O: Originator>(manager: &SaveLoadManager, id: &str, originator
     manager.save(SlotId::Numbered(1), &snapshot).unwrap();
 }
 
+/// A state of one originator, listed by reference: what `save_state` saves without a clone.
+struct One<'a, O> {
+    id: &'a str,
+    originator: &'a O,
+}
+
+impl<O: Originator> SaveState for One<'_, O> {
+    fn capture_state(&self, snapshot: &mut Snapshot) -> savegame::Result<()> {
+        snapshot.capture(self.id, self.originator)
+    }
+    fn restore_state(&mut self, _: &Snapshot) -> savegame::Result<RestoreReport> {
+        Err(savegame::Error::rejected(
+            "the bench never restores through One",
+        ))
+    }
+    fn members<'s>(&'s self, members: &mut Members<'s>) -> savegame::Result<bool> {
+        members.originator(self.id, self.originator)?;
+        Ok(true)
+    }
+}
+
+fn framework_save_state<O: Originator>(manager: &SaveLoadManager, id: &str, originator: &O) {
+    let state = One { id, originator };
+    manager.save_state(SlotId::Numbered(1), &state).unwrap();
+}
+
 fn framework_load<O: Originator>(manager: &SaveLoadManager, id: &str, originator: &mut O) {
     let loaded = manager.load(SlotId::Numbered(1)).unwrap();
     loaded.snapshot.restore(id, originator).unwrap();
@@ -200,23 +244,34 @@ fn bench_workload<O: Originator + Default>(c: &mut Criterion, workload: &str, id
         let payload = encode(variant.codec, &state.create_memento()).len();
         let base_save = ALLOC.peak_during(|| baseline.save(state));
         let fw_save = ALLOC.peak_during(|| framework_save(&manager, id, state));
+        let fw_state = ALLOC.peak_during(|| framework_save_state(&manager, id, state));
         let mut sink = O::default();
         let base_load = ALLOC.peak_during(|| baseline.load(&mut sink));
         let fw_load = ALLOC.peak_during(|| framework_load(&manager, id, &mut sink));
         // The restored state itself is in both; count what the pipelines add.
         eprintln!(
-            "memory {workload}/{}: payload {payload} B; save peak extra: baseline {base_save} B, \
-             savegame {fw_save} B (+{:.2}x payload); load peak extra: baseline {base_load} B, \
-             savegame {fw_load} B (+{:.2}x payload)",
+            "memory {workload}/{}: payload {payload} B; save peak extra: baseline {base_save} B \
+             ({:.2}x payload), savegame capture+save {fw_save} B ({:.2}x payload), savegame \
+             save_state {fw_state} B ({:.2}x payload); load peak extra: baseline {base_load} B \
+             ({:.2}x), savegame {fw_load} B ({:.2}x payload)",
             variant.name(),
-            (fw_save as f64 - base_save as f64) / payload as f64,
-            (fw_load as f64 - base_load as f64) / payload as f64,
+            base_save as f64 / payload as f64,
+            fw_save as f64 / payload as f64,
+            fw_state as f64 / payload as f64,
+            base_load as f64 / payload as f64,
+            fw_load as f64 / payload as f64,
         );
 
         let mut group = c.benchmark_group(format!("save/{workload}/{}", variant.name()));
         group.bench_function("baseline", |b| b.iter(|| baseline.save(black_box(state))));
+        group.bench_function("baseline, no clone", |b| {
+            b.iter(|| baseline.save_direct(black_box(state)))
+        });
         group.bench_function("savegame", |b| {
             b.iter(|| framework_save(&manager, id, black_box(state)))
+        });
+        group.bench_function("savegame save_state", |b| {
+            b.iter(|| framework_save_state(&manager, id, black_box(state)))
         });
         group.finish();
 
@@ -237,6 +292,76 @@ fn bench_workload<O: Originator + Default>(c: &mut Criterion, workload: &str, id
         });
         group.finish();
     }
+}
+
+/// The 100,000-entity world as 1,000 chunk mementos of 100 entities, against the same world
+/// as one memento and against the single-threaded hand pipeline of the same bytes (each chunk
+/// encoded in turn into one buffer, AES-GCM, CRC32, temp file, fsync, rename). savegame
+/// captures the chunks and saves them with 1 and with 2 encoding threads, and saves the
+/// registry of chunks by reference (`save_state`, on the saving thread).
+fn chunked_world(c: &mut Criterion) {
+    let world = World::generate(100_000, 1);
+    let mut chunks: Registry<World> = Registry::new();
+    for (i, part) in world.entities.chunks(100).enumerate() {
+        let chunk = World {
+            entities: part.to_vec(),
+            names: part
+                .iter()
+                .filter_map(|e| world.names.get(&e.id).map(|n| (e.id, n.clone())))
+                .collect(),
+        };
+        chunks.register(format!("chunk-{i:04}"), chunk).unwrap();
+    }
+    let variant = Variant {
+        codec: Codec::MessagePack,
+        encrypted: true,
+    };
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let baseline = Baseline::new(dir.path(), variant);
+    let with_threads = |threads: usize| {
+        SaveLoadManager::builder()
+            .directory(dir.path())
+            .codec(variant.codec)
+            .key(key())
+            .encode_threads(threads)
+            .build()
+            .unwrap()
+    };
+    let (one, two) = (with_threads(1), with_threads(2));
+    let ids: Vec<String> = (0..1000).map(|i| format!("chunk-{i:04}")).collect();
+    let hand = || {
+        let mut buf = Vec::new();
+        for id in &ids {
+            let chunk = chunks.get(id).unwrap();
+            buf.extend_from_slice(&encode(variant.codec, &MementoOf(chunk)));
+        }
+        baseline.seal_and_write(buf);
+    };
+    let capture_save = |manager: &SaveLoadManager| {
+        let mut snapshot = manager.snapshot();
+        chunks.capture_state(&mut snapshot).unwrap();
+        manager.save(SlotId::Numbered(1), &snapshot).unwrap();
+    };
+    capture_save(&two);
+    capture_save(&two);
+    let mut group = c.benchmark_group("save/world-100k-in-1000-chunks/msgpack+aes");
+    group.bench_function("baseline (one thread)", |b| b.iter(hand));
+    group.bench_function("one memento: savegame", |b| {
+        b.iter(|| framework_save(&one, "world", black_box(&world)))
+    });
+    group.bench_function("savegame capture, 1 thread", |b| {
+        b.iter(|| capture_save(&one))
+    });
+    group.bench_function("savegame capture, 2 threads", |b| {
+        b.iter(|| capture_save(&two))
+    });
+    group.bench_function("savegame save_state (by reference)", |b| {
+        b.iter(|| {
+            two.save_state(SlotId::Numbered(1), black_box(&chunks))
+                .unwrap()
+        })
+    });
+    group.finish();
 }
 
 /// Where the bench writes: `SAVEGAME_BENCH_DIR`, or the system's temp folder.
@@ -566,6 +691,7 @@ criterion_group! {
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(8));
-    targets = world_100k, profile_10k, menu_100, protection, compression, bitcode_vs_savefile
+    targets = world_100k, profile_10k, chunked_world, menu_100, protection, compression,
+        bitcode_vs_savefile
 }
 criterion_main!(benches);

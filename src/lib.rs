@@ -114,6 +114,14 @@
 //!   pre-migration copies are the manager's, built on those. A backend without append keeps
 //!   each incremental save as an object of its own; one without locks gets the manager's lock
 //!   between threads.
+//! - **No copy of the state on a blocking save.** [`SaveLoadManager::save_state`] encodes each
+//!   originator straight from the game's objects ([`Originator::serialize_memento`], derived
+//!   as a view by reference) into the file's buffer, which is sized from the slot's previous
+//!   file: its peak heap is about the file's size. A captured snapshot (needed for a
+//!   background save, which must not borrow the game) holds each `create_memento`'s copy,
+//!   encoded into the file's buffer when it is saved, or on
+//!   [`encode_threads`](ManagerBuilder::encode_threads) scoped threads when it has many
+//!   mementos, with the same bytes.
 //! - **Dirty tracking by comparison.** [`SaveLoadManager::save_state_incremental`] keeps a
 //!   16-byte fingerprint (length, CRC32, SipHash) of each memento a slot holds, and writes the
 //!   mementos whose encoded bytes differ, with vanished ids as deletions; when the slot changed

@@ -2,10 +2,11 @@
 //!
 //! A [`Snapshot`] is where type erasure happens. [`Snapshot::capture`] asks an originator for its
 //! memento, on the game thread, and keeps it; the memento is encoded with the snapshot's codec
-//! only when the snapshot is saved (on the worker thread, for a background save) or when its
-//! bytes are first needed, and dropped once encoded. From then on the snapshot holds only bytes,
-//! and never looks inside them. [`Snapshot::restore`] decodes one memento and hands it to one
-//! originator. Capturing or restoring one originator never encodes or decodes another.
+//! only when the snapshot is saved (on the worker thread, for a background save), straight into
+//! the file's buffer, or when its bytes are first needed ([`Snapshot::encoded`], a save on many
+//! encoding threads), into a buffer of its own, once, and then dropped. The snapshot never looks
+//! inside the bytes. [`Snapshot::restore`] decodes one memento and hands it to one originator.
+//! Capturing or restoring one originator never encodes or decodes another.
 //!
 //! A snapshot loaded from a file shares the file's buffer: its mementos are ranges of that
 //! buffer, so a load copies nothing. Cloning a snapshot is cheap (the bytes are shared).
@@ -251,9 +252,11 @@ impl Snapshot {
 
     /// Asks `originator` for its memento and keeps it under `id`. The memento is encoded when
     /// the snapshot is saved (on the worker thread, for
-    /// [`save_in_background`](crate::SaveLoadManager::save_in_background)) or when its bytes
-    /// are first needed, and dropped once encoded: capturing costs the game thread only what
-    /// `create_memento` costs.
+    /// [`save_in_background`](crate::SaveLoadManager::save_in_background)), straight into the
+    /// file, or when its bytes are first needed (then once, and the memento is dropped):
+    /// capturing costs the game thread only what `create_memento` costs. A blocking save of a
+    /// whole state needs no capture at all: see
+    /// [`save_state`](crate::SaveLoadManager::save_state).
     ///
     /// Capturing an id that is already present **replaces** its memento: the last capture wins,
     /// and the snapshot never holds two mementos for one id.

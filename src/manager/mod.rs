@@ -607,15 +607,20 @@ impl SaveLoadManager {
     // Whole game states ([`SaveState`](crate::SaveState)): groups and registries. The work is
     // in `tracking.rs`.
 
-    /// Captures `state` (a group or a registry) and saves it to `slot`, as [`save`](Self::save)
-    /// does, with the metadata its [`describe`](crate::SaveState::describe) gives. The manager
-    /// remembers what the slot now holds, so a
-    /// [`save_state_incremental`](Self::save_state_incremental) after it writes only what
-    /// changed.
+    /// Saves `state` (a group or a registry) to `slot`, as [`save`](Self::save) does, with the
+    /// metadata its [`describe`](crate::SaveState::describe) gives. The manager remembers what
+    /// the slot now holds, so a [`save_state_incremental`](Self::save_state_incremental) after
+    /// it writes only what changed.
+    ///
+    /// A state that lists its members ([`SaveState::members`](crate::SaveState::members):
+    /// derived groups and registries do) is encoded straight from the game's objects into the
+    /// file, on this thread, with no copy of the state and no buffer per memento; any other is
+    /// captured ([`capture_state`](crate::SaveState::capture_state)) first. The file is the
+    /// same either way.
     ///
     /// # Errors
     /// As for [`SaveState::capture_state`](crate::SaveState::capture_state) and
-    /// [`save`](Self::save).
+    /// [`save`](Self::save); [`Error::Encode`] names a memento the codec cannot encode.
     pub fn save_state<S: crate::SaveState + ?Sized>(
         &self,
         slot: SlotId,

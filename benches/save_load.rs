@@ -161,6 +161,14 @@ fn encode<T: Serialize>(codec: Codec, value: &T) -> Vec<u8> {
     }
 }
 
+/// Encodes `value` at the end of `out`, with no buffer of its own.
+fn encode_into<T: Serialize>(codec: Codec, out: &mut Vec<u8>, value: &T) {
+    match codec {
+        Codec::Json => serde_json::to_writer(out, value).unwrap(),
+        _ => rmp_serde::encode::write_named(out, value).unwrap(),
+    }
+}
+
 fn decode<T: DeserializeOwned>(codec: Codec, bytes: &[u8]) -> T {
     match codec {
         Codec::Json => serde_json::from_slice(bytes).unwrap(),
@@ -330,10 +338,10 @@ fn chunked_world(c: &mut Criterion) {
     let (one, two) = (with_threads(1), with_threads(2));
     let ids: Vec<String> = (0..1000).map(|i| format!("chunk-{i:04}")).collect();
     let hand = || {
-        let mut buf = Vec::new();
+        let mut buf = Vec::with_capacity(6 << 20);
         for id in &ids {
             let chunk = chunks.get(id).unwrap();
-            buf.extend_from_slice(&encode(variant.codec, &MementoOf(chunk)));
+            encode_into(variant.codec, &mut buf, &MementoOf(chunk));
         }
         baseline.seal_and_write(buf);
     };

@@ -128,7 +128,8 @@ impl Backend {
     }
 }
 
-/// The names of the files of `slot` in `storage`, sorted.
+/// The names of the files of `slot` in `storage`, sorted; `list_names` must say the same as
+/// `list` does (a backend's own `list_names` skips the sizes).
 fn slot_files(storage: &dyn Storage, slot: SlotId) -> Vec<String> {
     let mut names: Vec<String> = storage
         .list()
@@ -138,6 +139,14 @@ fn slot_files(storage: &dyn Storage, slot: SlotId) -> Vec<String> {
         .map(|f| f.name)
         .collect();
     names.sort();
+    let mut by_name: Vec<String> = storage
+        .list_names()
+        .unwrap()
+        .into_iter()
+        .filter(|f| SlotFile::parse(f).is_some_and(|k| k.slot() == slot))
+        .collect();
+    by_name.sort();
+    assert_eq!(by_name, names, "list_names and list disagree");
     names
 }
 

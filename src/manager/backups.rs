@@ -4,7 +4,7 @@
 use std::io;
 
 use crate::slot::{SlotFile, SlotId, backup_name};
-use crate::storage::{Storage, StoredFile};
+use crate::storage::Storage;
 
 /// Puts `bytes` as `name`, keeping the file it replaces as `name.bak1`, the old `name.bak1` as
 /// `name.bak2`, and so on up to `name.bak{keep}` (the old `name.bak{keep}` is dropped). With
@@ -34,10 +34,10 @@ pub fn put_keeping_backups(
 }
 
 /// Indices of the backups of `slot` in `listing`, ascending (newest first).
-pub(super) fn backups_of(listing: &[StoredFile], slot: SlotId) -> Vec<u32> {
+pub(super) fn backups_of(listing: &[String], slot: SlotId) -> Vec<u32> {
     let mut found: Vec<u32> = listing
         .iter()
-        .filter_map(|f| match SlotFile::parse(&f.name) {
+        .filter_map(|f| match SlotFile::parse(f) {
             Some(SlotFile::Backup(s, i)) if s == slot => Some(i),
             _ => None,
         })

@@ -390,7 +390,7 @@ impl Engine {
         }
         let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
         for file in &self.files.list()? {
-            let Some(kind) = SlotFile::parse(&file.name) else {
+            let Some(kind) = SlotFile::parse(file) else {
                 continue;
             };
             // The key-value store is a file of the folder, not a slot.
@@ -518,7 +518,7 @@ impl Engine {
             .list()?
             .into_iter()
             .filter_map(|f| {
-                let order = match SlotFile::parse(&f.name)? {
+                let order = match SlotFile::parse(&f)? {
                     found if found.slot() != slot => return None,
                     SlotFile::Delta(_, n) => (0, u64::MAX - n),
                     SlotFile::Journal(_) | SlotFile::Staged(_) => (1, 0),
@@ -526,7 +526,7 @@ impl Engine {
                     SlotFile::PreMigration(_, v) => (3, u64::from(v)),
                     SlotFile::Primary(_) => return None,
                 };
-                Some((order.0, order.1, f.name))
+                Some((order.0, order.1, f))
             })
             .collect();
         files.sort_unstable();

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header, Key};
 use crate::slot::SlotId;
 use crate::snapshot::{SealWith, Sealing, Snapshot};
-use crate::storage::{Head, Storage, StoredFile, TooLarge};
+use crate::storage::{Head, Storage, TooLarge};
 
 /// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
 /// the metadata.
@@ -104,8 +104,8 @@ impl Files {
     }
 
     /// Every object in the storage.
-    pub(super) fn list(&self) -> Result<Vec<StoredFile>> {
-        self.storage.list().map_err(|e| self.error("", e))
+    pub(super) fn list(&self) -> Result<Vec<String>> {
+        self.storage.list_names().map_err(|e| self.error("", e))
     }
 
     /// Checks the whole stored file `name`, `len` bytes long, against its CRC32: a piece at a

@@ -26,7 +26,6 @@ use crate::error::Result;
 use crate::format::{self, FileKind, Header};
 use crate::slot::{SlotFile, SlotId, delta_name, journal_name};
 use crate::snapshot::Snapshot;
-use crate::storage::StoredFile;
 
 /// How many delta objects of the slot whose primary file is `name` there are, numbered 1, 2, …
 /// without a gap: found by asking for each in turn, so no listing is needed.
@@ -385,8 +384,8 @@ fn other_form(files: &Files, name: &str) -> Option<String> {
 }
 
 /// Whether a slot has deltas of any form in `listing`.
-pub(super) fn has_deltas(listing: &[StoredFile], slot: SlotId) -> bool {
+pub(super) fn has_deltas(listing: &[String], slot: SlotId) -> bool {
     listing.iter().any(|f| {
-        matches!(SlotFile::parse(&f.name), Some(SlotFile::Journal(s) | SlotFile::Delta(s, _)) if s == slot)
+        matches!(SlotFile::parse(f), Some(SlotFile::Journal(s) | SlotFile::Delta(s, _)) if s == slot)
     })
 }

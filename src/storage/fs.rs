@@ -98,6 +98,19 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
     /// The operating system's error.
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, u64)>>;
 
+    /// The names of the regular files in `dir`: [`list_dir`](Self::list_dir) without the
+    /// lengths. The default takes them from `list_dir`.
+    ///
+    /// # Errors
+    /// The operating system's error.
+    fn list_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        Ok(self
+            .list_dir(dir)?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
     /// Takes an exclusive advisory lock on the file `path` (created if missing), waiting for
     /// other holders. Released when the returned guard drops.
     ///
@@ -162,13 +175,13 @@ impl FileSystem for StdFs {
 
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
         let mut file = std::fs::File::open(path)?;
-        let file_len = file.metadata()?.len();
+        // The length from a seek to the end: a load menu reads a hundred heads, and two seeks
+        // cost less than a stat.
+        let file_len = file.seek(SeekFrom::End(0))?;
         let available = file_len.saturating_sub(offset);
         let mut buf = Vec::with_capacity(usize::try_from(available).unwrap_or(len).min(len));
         if available > 0 {
-            if offset > 0 {
-                file.seek(SeekFrom::Start(offset))?;
-            }
+            file.seek(SeekFrom::Start(offset))?;
             file.take(len as u64).read_to_end(&mut buf)?;
         }
         Ok((buf, file_len))
@@ -222,6 +235,25 @@ impl FileSystem for StdFs {
             };
             if let (true, Some(name)) = (meta.is_file(), entry.file_name().to_str()) {
                 out.push((name.to_owned(), meta.len()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn list_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            // The folder entry's own type (no stat, where the file system records it); a
+            // symbolic link is followed, as `list_dir`'s metadata does.
+            let is_file = match entry.file_type() {
+                Ok(t) if t.is_symlink() => entry.path().is_file(),
+                Ok(t) => t.is_file(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if let (true, Some(name)) = (is_file, entry.file_name().to_str()) {
+                out.push(name.to_owned());
             }
         }
         Ok(out)
@@ -424,9 +456,15 @@ impl Storage for FsStorage {
             .fs
             .list_dir(&self.dir)?
             .into_iter()
-            .filter(|(name, _)| !name.starts_with('.') && !name.ends_with(".tmp"))
+            .filter(|(name, _)| listed(name))
             .map(|(name, len)| StoredFile { name, len })
             .collect())
+    }
+
+    fn list_names(&self) -> io::Result<Vec<String>> {
+        let mut names = self.fs.list_names(&self.dir)?;
+        names.retain(|name| listed(name));
+        Ok(names)
     }
 
     fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
@@ -513,6 +551,12 @@ fn create_dirs(fs: &dyn FileSystem, dir: &Path, created: &mut Vec<PathBuf>) -> R
 }
 
 /// Refuses names that would escape the folder or collide with internal files.
+/// Whether a file of the folder is one of the storage's objects: not a hidden file (the lock
+/// files) nor a temporary one.
+fn listed(name: &str) -> bool {
+    !name.starts_with('.') && !name.ends_with(".tmp")
+}
+
 fn check_name(name: &str) -> io::Result<()> {
     let bad = name.is_empty()
         || name.starts_with('.')

@@ -198,6 +198,17 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// The backend's error.
     fn list(&self) -> io::Result<Vec<StoredFile>>;
 
+    /// The name of every object in the storage, in no particular order: [`list`](Self::list)
+    /// without the sizes, which is all a load menu or a backup lookup needs. The default takes
+    /// them from `list`; a backend that pays for each size (a file system's stat of every
+    /// file) lists names alone.
+    ///
+    /// # Errors
+    /// The backend's error.
+    fn list_names(&self) -> io::Result<Vec<String>> {
+        Ok(self.list()?.into_iter().map(|f| f.name).collect())
+    }
+
     /// Reads up to `len` bytes of `name` from byte `offset` (fewer at the end), or `None` if it
     /// does not exist. The default reads the whole object; a backend that can read a range
     /// overrides this and [`reads_ranges`](Storage::reads_ranges).
@@ -330,6 +341,9 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
     }
     fn delete(&self, name: &str) -> io::Result<()> {
         (**self).delete(name)
+    }
+    fn list_names(&self) -> io::Result<Vec<String>> {
+        (**self).list_names()
     }
     fn list(&self) -> io::Result<Vec<StoredFile>> {
         (**self).list()

@@ -5,7 +5,11 @@
 //!    the same step recorded (input, hash, and a keyframe every 300 frames), and the recording
 //!    alone;
 //! 2. seeking to the last frame of a 100,000-frame replay, against playing it from the start;
-//! 3. file size per minute of recording (printed once, not timed).
+//! 3. file size per minute of recording (printed once, not timed);
+//! 4. the game thread's time per recorded frame, mean, 99.9th percentile and worst, over
+//!    36,000 frames (ten minutes), with the recorder's writer thread and without it (each
+//!    append and its fsync in the frame that fills a chunk), printed from one run of each,
+//!    interleaved three times.
 //!
 //! ```text
 //! cargo bench --bench replay
@@ -137,12 +141,62 @@ fn size_per_minute(_: &mut Criterion) {
     }
 }
 
+/// The time `frame` (and `keyframe`, when due) takes on the game thread, frame by frame.
+fn frame_times(_: &mut Criterion) {
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let sim = Sim::new(SEED, BODIES);
+    let hash = sim.hash();
+    // Frames with a keyframe (captured and sealed on the game thread either way) apart.
+    let run = |threaded: bool| -> (Vec<Duration>, Vec<Duration>) {
+        let mut recorder = Recorder::builder()
+            .key(key())
+            .seed(SEED)
+            .keyframe_every(300)
+            .writer_thread(threaded)
+            .create(dir.path().join(format!("times-{threaded}.replay")))
+            .unwrap();
+        let (mut plain, mut keyed) = (Vec::with_capacity(36_000), Vec::new());
+        for frame in 0..36_000 {
+            let input = scripted_input(SEED, frame);
+            let start = Instant::now();
+            let due = recorder.keyframe_due();
+            if due {
+                let mut keyframe = recorder.snapshot();
+                sim.capture_state(&mut keyframe).unwrap();
+                recorder.keyframe(&keyframe).unwrap();
+            }
+            recorder.frame(black_box(&input), Some(hash)).unwrap();
+            if due { &mut keyed } else { &mut plain }.push(start.elapsed());
+        }
+        recorder.finish().unwrap();
+        (plain, keyed)
+    };
+    let summary = |mut times: Vec<Duration>| {
+        let mean = times.iter().sum::<Duration>() / times.len() as u32;
+        times.sort();
+        let p999 = times[times.len() * 999 / 1000];
+        let worst = times[times.len() - 1];
+        format!("mean {mean:?}, p99.9 {p999:?}, worst {worst:?}")
+    };
+    for round in 1..=3 {
+        let (threaded, inline) = (run(true), run(false));
+        eprintln!(
+            "replay/frame-time round {round}: frames without a keyframe: writer thread {}; \
+             inline {}. Keyframe frames: writer thread {}; inline {}",
+            summary(threaded.0),
+            summary(inline.0),
+            summary(threaded.1),
+            summary(inline.1)
+        );
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(6));
-    targets = size_per_minute, record_overhead, seek_against_playing
+    targets = size_per_minute, frame_times, record_overhead, seek_against_playing
 }
 criterion_main!(benches);

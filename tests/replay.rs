@@ -746,3 +746,208 @@ fn a_managers_recorder_and_player_share_its_key_and_migrations() {
         "the keyframe of frame 10 was migrated, then 2 frames"
     );
 }
+
+/// Real files in a temp folder, with each append held at a gate the test opens, or failing
+/// once the test says so: to see what the recorder's writer thread spares the game thread.
+#[derive(Debug)]
+struct Gated {
+    inner: savegame::storage::FsStorage,
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+    /// Appends waiting at the closed gate.
+    waiting: std::sync::atomic::AtomicUsize,
+    fail: std::sync::atomic::AtomicBool,
+}
+
+impl Gated {
+    fn new(dir: &Path) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(Gated {
+            inner: savegame::storage::FsStorage::new(dir).unwrap(),
+            open: std::sync::Mutex::new(true),
+            opened: std::sync::Condvar::new(),
+            waiting: std::sync::atomic::AtomicUsize::new(0),
+            fail: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    fn set_open(&self, open: bool) {
+        *self.open.lock().unwrap() = open;
+        self.opened.notify_all();
+    }
+
+    fn waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl savegame::storage::Storage for Gated {
+    fn read(&self, name: &str, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+        self.inner.read(name, limit)
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner.put(name, bytes)
+    }
+    fn delete(&self, name: &str) -> std::io::Result<()> {
+        self.inner.delete(name)
+    }
+    fn list(&self) -> std::io::Result<Vec<savegame::storage::StoredFile>> {
+        self.inner.list()
+    }
+    fn can_append(&self) -> bool {
+        true
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.waiting.fetch_add(1, SeqCst);
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+        drop(open);
+        self.waiting.fetch_sub(1, SeqCst);
+        if self.fail.load(SeqCst) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                "the test's disk is full",
+            ));
+        }
+        self.inner.append(name, bytes)
+    }
+}
+
+#[test]
+fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gated = Gated::new(tmp.path());
+    let mut recorder = Recorder::builder()
+        .key(key())
+        .chunk_size(64)
+        .keyframe_every(0)
+        .create_in(gated.clone(), "gated.replay")
+        .unwrap();
+    assert_eq!(recorder.durable_frames(), 0);
+
+    // The disk stops answering: frames go on until one fills a chunk and the writer thread
+    // is stuck appending it. Every frame() returned meanwhile: none waited for the append.
+    gated.set_open(false);
+    let mut sim = Sim::new(SEED, 4);
+    let mut frame = 0;
+    while gated.waiting() == 0 && frame < 10_000 {
+        sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
+        frame += 1;
+        if gated.waiting() == 0 {
+            // Give the thread a moment to pick a hand-over up.
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+    assert_eq!(
+        gated.waiting(),
+        1,
+        "no chunk was handed over in {frame} frames"
+    );
+    assert!(
+        frame > 1,
+        "a chunk of 64 bytes holds more than one frame's input"
+    );
+    assert_eq!(
+        recorder.durable_frames(),
+        0,
+        "nothing is durable while the append waits"
+    );
+
+    // The disk answers again: flush waits for everything, and all of it is durable.
+    gated.set_open(true);
+    recorder.flush().unwrap();
+    assert_eq!(recorder.durable_frames(), frame);
+    let header = recorder.finish().unwrap();
+    assert_eq!(header.frame_count(), Some(frame));
+    let player = Player::builder()
+        .key(key())
+        .open_in(gated.clone(), "gated.replay")
+        .unwrap();
+    assert!(player.status().is_complete());
+    assert_eq!(player.frame_count(), frame);
+}
+
+#[test]
+fn a_failed_append_on_the_writer_thread_is_reported_and_stops_the_recorder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let gated = Gated::new(tmp.path());
+    let mut recorder = Recorder::builder()
+        .key(key())
+        .chunk_size(64)
+        .keyframe_every(0)
+        .create_in(gated.clone(), "full.replay")
+        .unwrap();
+    let mut sim = Sim::new(SEED, 4);
+    for frame in 0..40 {
+        sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
+    }
+    recorder.flush().unwrap();
+    let durable = recorder.durable_frames();
+    assert_eq!(durable, 40);
+
+    // The disk fills: the failure comes back from a later frame or from the flush, as the
+    // storage's error, once; after it, the recorder refuses everything.
+    gated.fail.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut failure = None;
+    for frame in 40..200 {
+        if let Err(e) = sim::record_frame(&mut recorder, &mut sim, SEED, frame) {
+            failure = Some(e);
+            break;
+        }
+    }
+    let failure = match failure {
+        Some(e) => e,
+        None => recorder.flush().unwrap_err(),
+    };
+    assert!(
+        matches!(&failure, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::StorageFull),
+        "{failure}"
+    );
+    let stopped = recorder.frame(&Input::default(), None).unwrap_err();
+    assert!(
+        matches!(stopped, Error::RecordingStopped { .. }),
+        "{stopped}"
+    );
+    assert!(matches!(
+        recorder.flush().unwrap_err(),
+        Error::RecordingStopped { .. }
+    ));
+    assert_eq!(recorder.durable_frames(), durable);
+    drop(recorder);
+
+    // What was durable still plays, cut short.
+    gated.fail.store(false, std::sync::atomic::Ordering::SeqCst);
+    let player = Player::builder()
+        .key(key())
+        .open_in(gated.clone(), "full.replay")
+        .unwrap();
+    assert!(!player.status().is_complete());
+    assert_eq!(player.frame_count(), durable);
+}
+
+#[test]
+fn without_a_writer_thread_the_frame_that_fills_a_chunk_makes_it_durable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut recorder = Recorder::builder()
+        .chunk_size(64)
+        .keyframe_every(0)
+        .writer_thread(false)
+        .create(tmp.path().join("inline.replay"))
+        .unwrap();
+    let mut sim = Sim::new(SEED, 4);
+    let mut durable_seen = 0;
+    for frame in 0..100 {
+        sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
+        let durable = recorder.durable_frames();
+        assert!(durable >= durable_seen && durable <= frame + 1);
+        if durable > durable_seen {
+            // Inline, a hand-over is the append: everything sealed is durable on return.
+            assert_eq!(durable, frame + 1, "frame {frame}");
+            durable_seen = durable;
+        }
+    }
+    assert!(durable_seen > 0);
+    recorder.finish().unwrap();
+}

@@ -89,9 +89,10 @@
 //!   its last complete chunk, and says it was cut short ([`ReplayStatus::CutShort`]); its
 //!   [`ReplayHeader::totals`] are `None`, and the [`Player`] counts what plays.
 //! - **Bounded memory.** The recorder gathers frames and sealed chunks up to its chunk size
-//!   (64 KiB by default) and writes them in one append; it keeps about two chunk sizes and the
+//!   (64 KiB by default) and hands them to its writer thread, which writes them in one append
+//!   and makes it durable; it keeps about two chunk sizes, two more in flight, and the
 //!   keyframe it is sealing, so a match of any length records in the same memory (an hour at
-//!   60 fps with keyframes of 300 bodies: about 160 KiB of heap). The player reads one chunk
+//!   60 fps with keyframes of 300 bodies: about 220 KiB of heap). The player reads one chunk
 //!   at a time.
 //! - **Versions.** Keyframes are saves at the game's schema version: older ones go through the
 //!   game's [`Migrations`](crate::Migrations) when restored. Inputs have their own format
@@ -113,6 +114,7 @@
 //!         | payload length u64
 //! ```
 
+mod appender;
 mod clock;
 mod compat;
 mod header;

@@ -10,6 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
+use super::appender::Appender;
 use super::header::{ReplayHeader, ReplayTotals};
 use super::source::{self, StartRead};
 use crate::codec::Codec;
@@ -42,9 +43,24 @@ pub struct RecorderBuilder {
     keyframe_interval: u32,
     chunk_size: usize,
     metadata: Metadata,
+    writer_thread: bool,
 }
 
 impl RecorderBuilder {
+    /// Whether chunks are appended and fsynced on a writer thread of the recorder's own
+    /// (default `true`): a frame that fills a chunk then hands it over and returns, and the
+    /// fsync is not on the game thread's time. At most two chunks' worth are in flight; a
+    /// disk slower than the recording makes the game wait at the third. A failed write is
+    /// reported by the next [`frame`](Recorder::frame), [`keyframe`](Recorder::keyframe),
+    /// [`flush`](Recorder::flush) or [`finish`](Recorder::finish), and
+    /// [`durable_frames`](Recorder::durable_frames) counts what the thread has made durable.
+    /// With `false`, or where there are no threads (`wasm32-unknown-unknown`), each append is
+    /// made on the game thread, in the call that fills the chunk.
+    pub fn writer_thread(mut self, threaded: bool) -> Self {
+        self.writer_thread = threaded;
+        self
+    }
+
     /// The codec of the inputs (default MessagePack, JSON without the `msgpack` feature).
     /// Keyframes keep the codec of their snapshot.
     pub fn codec(mut self, codec: Codec) -> Self {
@@ -182,8 +198,13 @@ impl RecorderBuilder {
             encrypted: self.key.is_some(),
         };
         let meta = start.encode()?;
+        let storage: Arc<dyn Storage> = Arc::new(storage);
+        storage
+            .delete(name)
+            .map_err(|e| Error::io(storage.locate(name), e))?;
         let mut writer = Writer {
-            storage: Arc::new(storage),
+            appender: Appender::new(Arc::clone(&storage), name, self.writer_thread),
+            storage,
             name: name.to_owned(),
             key: self.key,
             stream,
@@ -191,19 +212,15 @@ impl RecorderBuilder {
             batch: Vec::new(),
             stopped: None,
         };
-        writer
-            .storage
-            .delete(name)
-            .map_err(|e| Error::io(writer.storage.locate(name), e))?;
         writer.seal(ChunkKind::Start, 0, &meta, &[])?;
-        writer.write_batch()?;
+        writer.write_batch(0)?;
+        writer.wait()?;
         Ok(Recorder {
             writer,
             start,
             chunk_size: self.chunk_size,
             frames: 0,
             sealed_frames: 0,
-            durable_frames: 0,
             pending: FramesBuf::with_capacity(self.chunk_size),
             keyframes: 0,
             hashed_frames: 0,
@@ -234,10 +251,13 @@ fn new_replay_id() -> u64 {
 /// The file is written append-only. Frames are gathered in memory, and sealed into a chunk
 /// when a keyframe comes (the keyframe is sealed into the next); sealed chunks are written
 /// together, in one append made durable before the next, whenever a
-/// [chunk size](RecorderBuilder::chunk_size) of them has gathered. So the recorder's memory is
-/// about two chunk sizes plus one keyframe being sealed, whatever the match's length; a crash
-/// loses at most what was gathered since the last append, and the file opens as a replay cut
-/// short; and the game thread pays for an fsync about once per chunk size of recording.
+/// [chunk size](RecorderBuilder::chunk_size) of them has gathered, by a
+/// [writer thread](RecorderBuilder::writer_thread) of the recorder's own. So the recorder's
+/// memory is about four chunk sizes (two gathering, two in flight) plus one keyframe being
+/// sealed, whatever the match's length; a crash loses at most what was not yet durable
+/// ([`durable_frames`](Self::durable_frames) says how much is), and the file opens as a
+/// replay cut short; and the game thread never waits for an fsync, unless the disk falls two
+/// chunks behind.
 ///
 /// [`finish`](Self::finish) writes the end chunk with the totals. Dropping a recorder without
 /// finishing it writes what was gathered (errors ignored) but no end chunk: the replay reads
@@ -254,8 +274,6 @@ pub struct Recorder<I> {
     frames: u64,
     /// Frames sealed into chunks (written or in the batch).
     sealed_frames: u64,
-    /// Frames in chunks written and made durable.
-    durable_frames: u64,
     /// Frames not sealed yet.
     pending: FramesBuf,
     keyframes: u64,
@@ -265,9 +283,10 @@ pub struct Recorder<I> {
     _input: PhantomData<fn(&I)>,
 }
 
-/// Seals chunks into a batch, and appends the batch to the file.
+/// Seals chunks into a batch, and hands the batch to the appender.
 struct Writer {
     storage: Arc<dyn Storage>,
+    appender: Appender,
     name: String,
     key: Option<Key>,
     stream: Stream,
@@ -315,20 +334,33 @@ impl Writer {
         Ok(())
     }
 
-    /// Appends the batch and makes it durable. A failed append may leave a torn chunk at the
-    /// end of the file; nothing may follow it, so the recorder stops.
-    fn write_batch(&mut self) -> Result<()> {
+    /// Hands the batch over to be appended and made durable (on the writer thread, where
+    /// there is one); once it is, `frames` frames are durable. A failed append may leave a
+    /// torn chunk at the end of the file; nothing may follow it, so the recorder stops.
+    fn write_batch(&mut self, frames: u64) -> Result<()> {
         self.check_running()?;
         if self.batch.is_empty() {
             return Ok(());
         }
-        if let Err(e) = self.storage.append(&self.name, &self.batch) {
+        let submitted = self.appender.submit(&mut self.batch, frames);
+        self.stop_on(submitted)
+    }
+
+    /// Waits until everything handed over is durable.
+    fn wait(&mut self) -> Result<()> {
+        self.check_running()?;
+        let waited = self.appender.wait();
+        self.stop_on(waited)
+    }
+
+    /// An append's outcome: a failure stops the recorder, and is reported this once as the
+    /// storage's error (afterwards as [`Error::RecordingStopped`]).
+    fn stop_on(&mut self, outcome: std::io::Result<()>) -> Result<()> {
+        outcome.map_err(|e| {
             let e = Error::io(self.storage.locate(&self.name), e);
             self.stopped = Some(e.to_string());
-            return Err(e);
-        }
-        self.batch.clear();
-        Ok(())
+            e
+        })
     }
 }
 
@@ -337,7 +369,7 @@ impl<I> fmt::Debug for Recorder<I> {
         f.debug_struct("Recorder")
             .field("path", &self.writer.storage.locate(&self.writer.name))
             .field("frames", &self.frames)
-            .field("durable_frames", &self.durable_frames)
+            .field("durable_frames", &self.durable_frames())
             .field("keyframes", &self.keyframes)
             .field("stopped", &self.writer.stopped)
             .finish_non_exhaustive()
@@ -362,6 +394,7 @@ impl Recorder<()> {
             keyframe_interval: 300,
             chunk_size: DEFAULT_CHUNK_SIZE,
             metadata: Metadata::default(),
+            writer_thread: true,
         }
     }
 }
@@ -377,7 +410,7 @@ impl<I> Recorder<I> {
     /// now would leave.
     #[must_use]
     pub fn durable_frames(&self) -> u64 {
-        self.durable_frames
+        self.writer.appender.durable()
     }
 
     /// How many keyframes have been given.
@@ -440,7 +473,8 @@ impl<I> Recorder<I> {
     /// [`Error::RecordingStopped`] after an earlier failure.
     pub fn flush(&mut self) -> Result<()> {
         self.seal_frames()?;
-        self.write_batch()
+        self.write_batch()?;
+        self.writer.wait()
     }
 
     /// Writes what was gathered, then the end chunk with the totals: the replay is complete.
@@ -458,6 +492,7 @@ impl<I> Recorder<I> {
         self.writer
             .seal(ChunkKind::End, self.frames, &end.encode(), &[])?;
         self.write_batch()?;
+        self.writer.wait()?;
         let start = StartRead {
             file_len: 0,
             start_len: 0,
@@ -488,10 +523,9 @@ impl<I> Recorder<I> {
         Ok(())
     }
 
+    /// Hands what is sealed over to be written, without waiting for it.
     fn write_batch(&mut self) -> Result<()> {
-        self.writer.write_batch()?;
-        self.durable_frames = self.sealed_frames;
-        Ok(())
+        self.writer.write_batch(self.sealed_frames)
     }
 }
 
@@ -518,7 +552,9 @@ impl<I: Serialize> Recorder<I> {
             self.hashed_frames += 1;
         }
         if self.pending.len() + self.writer.batch.len() >= self.chunk_size {
-            self.flush()?;
+            // Handed to the writer thread: the fsync is not this frame's.
+            self.seal_frames()?;
+            self.write_batch()?;
         }
         Ok(number)
     }

@@ -222,6 +222,12 @@ impl Document {
         doc
     }
 
+    /// Every memento, to change, in id order.
+    #[cfg(feature = "json")]
+    pub(crate) fn mementos_mut(&mut self) -> impl Iterator<Item = (&str, &mut Value)> {
+        self.mementos.iter_mut().map(|(id, v)| (id.as_str(), v))
+    }
+
     /// The value at `tokens`, to change.
     pub(crate) fn at_mut(&mut self, tokens: &[String]) -> Result<&mut Value, MigrationError> {
         let Some((id, rest)) = tokens.split_first() else {
@@ -267,7 +273,6 @@ impl Document {
         value: Value,
         if_absent: bool,
     ) -> Result<bool, MigrationError> {
-        let path = pointer_of(tokens);
         match tokens {
             [] => Err(MigrationError::new("", "cannot replace the whole document")),
             [id] => {
@@ -279,34 +284,7 @@ impl Document {
             }
             [parent @ .., last] => {
                 let parent = self.at_mut(parent)?;
-                match parent {
-                    Value::Map(_) => {
-                        if if_absent && parent.get(last).is_some() {
-                            return Ok(false);
-                        }
-                        parent.insert(last, value);
-                        Ok(true)
-                    }
-                    Value::Array(items) => {
-                        if if_absent {
-                            return Err(MigrationError::new(
-                                path,
-                                "add_if_absent needs a map field, not an array element",
-                            ));
-                        }
-                        let index = if last == "-" {
-                            items.len()
-                        } else {
-                            array_index(last, items.len() + 1, &path)?
-                        };
-                        items.insert(index, value);
-                        Ok(true)
-                    }
-                    other => Err(MigrationError::new(
-                        path,
-                        format!("cannot add inside {}", other.kind()),
-                    )),
-                }
+                add_into(parent, last, value, if_absent, || pointer_of(tokens))
             }
         }
     }
@@ -368,6 +346,46 @@ impl Document {
     }
 }
 
+/// JSON Patch `add` of `value` as the child `last` of `parent` (a map's field, an array's
+/// element, `-` for the end of an array); with `if_absent`, an existing field is left alone.
+/// `path` makes the pointer for an error. Returns whether the value was added.
+pub(crate) fn add_into(
+    parent: &mut Value,
+    last: &str,
+    value: Value,
+    if_absent: bool,
+    path: impl Fn() -> String,
+) -> Result<bool, MigrationError> {
+    match parent {
+        Value::Map(_) => {
+            if if_absent && parent.get(last).is_some() {
+                return Ok(false);
+            }
+            parent.insert(last, value);
+            Ok(true)
+        }
+        Value::Array(items) => {
+            if if_absent {
+                return Err(MigrationError::new(
+                    path(),
+                    "add_if_absent needs a map field, not an array element",
+                ));
+            }
+            let index = if last == "-" {
+                items.len()
+            } else {
+                array_index(last, items.len() + 1, &path())?
+            };
+            items.insert(index, value);
+            Ok(true)
+        }
+        other => Err(MigrationError::new(
+            path(),
+            format!("cannot add inside {}", other.kind()),
+        )),
+    }
+}
+
 fn child<'a>(value: &'a Value, token: &str) -> Option<&'a Value> {
     match value {
         Value::Map(_) => value.get(token),
@@ -376,7 +394,7 @@ fn child<'a>(value: &'a Value, token: &str) -> Option<&'a Value> {
     }
 }
 
-fn child_mut<'a>(value: &'a mut Value, token: &str) -> Option<&'a mut Value> {
+pub(crate) fn child_mut<'a>(value: &'a mut Value, token: &str) -> Option<&'a mut Value> {
     match value {
         Value::Map(_) => value.get_mut(token),
         Value::Array(items) => items.get_mut(strict_index(token)?),

@@ -18,7 +18,7 @@
 
 use std::fmt;
 
-use super::document::{Document, pointer_of};
+use super::document::{Document, add_into, child_mut, pointer_of};
 use super::error::MigrationError;
 use super::value::Value;
 
@@ -121,6 +121,42 @@ impl Pattern {
             .collect()
     }
 
+    /// Calls `f(value, path)` on every value the pattern's tokens before `len` match, in the
+    /// order [`expand`](Self::expand) lists them, without building each path: `path` holds
+    /// what leads there, for an error's pointer ([`pointer`]). Literal tokens that lead
+    /// nowhere are an error, as they are for [`Document::at_mut`]; wildcards visit what
+    /// exists.
+    fn for_each_mut(
+        &self,
+        doc: &mut Document,
+        len: usize,
+        f: &mut Visit<'_>,
+    ) -> Result<(), MigrationError> {
+        let tokens = &self.tokens[..len];
+        let Some((first, rest)) = tokens.split_first() else {
+            return Err(MigrationError::new(
+                "",
+                "the document itself is not a value",
+            ));
+        };
+        let mut path = Vec::with_capacity(tokens.len());
+        match first {
+            Token::Literal(id) => {
+                let value = doc.memento_mut(id)?;
+                path.push(Step::Literal(id));
+                walk(value, rest, &mut path, f)
+            }
+            Token::Any => {
+                for (id, value) in doc.mementos_mut() {
+                    path.push(Step::Key(id.to_owned()));
+                    walk(value, rest, &mut path, f)?;
+                    path.pop();
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// This pattern with its wildcards replaced, in order, by `bound`.
     fn substitute(&self, bound: &[String]) -> Vec<String> {
         let mut bound = bound.iter();
@@ -138,6 +174,75 @@ impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
     }
+}
+
+/// One step of the way to a value a pattern matched: a literal token of the pattern, an array
+/// element or a map field a wildcard took.
+pub(crate) enum Step<'p> {
+    Literal(&'p str),
+    Index(usize),
+    Key(String),
+}
+
+/// What a walk does with each value it reaches, given the steps that lead there.
+type Visit<'f> = dyn FnMut(&mut Value, &[Step<'_>]) -> Result<(), MigrationError> + 'f;
+
+/// The JSON Pointer of a walk's steps.
+fn pointer(path: &[Step<'_>]) -> String {
+    let tokens: Vec<String> = path
+        .iter()
+        .map(|s| match s {
+            Step::Literal(t) => (*t).to_owned(),
+            Step::Index(i) => i.to_string(),
+            Step::Key(k) => k.clone(),
+        })
+        .collect();
+    pointer_of(&tokens)
+}
+
+/// [`Pattern::for_each_mut`] below `value`, reached by `path`, for the tokens left.
+fn walk<'p>(
+    value: &mut Value,
+    tokens: &'p [Token],
+    path: &mut Vec<Step<'p>>,
+    f: &mut Visit<'_>,
+) -> Result<(), MigrationError> {
+    let Some((token, rest)) = tokens.split_first() else {
+        return f(value, path);
+    };
+    match token {
+        Token::Literal(t) => {
+            path.push(Step::Literal(t));
+            let Some(child) = child_mut(value, t) else {
+                return Err(MigrationError::new(pointer(path), "not found"));
+            };
+            walk(child, rest, path, f)?;
+            path.pop();
+        }
+        Token::Any => match value {
+            Value::Array(items) => {
+                for (i, item) in items.iter_mut().enumerate() {
+                    path.push(Step::Index(i));
+                    walk(item, rest, path, f)?;
+                    path.pop();
+                }
+            }
+            Value::Map(entries) => {
+                for (key, item) in entries.iter_mut() {
+                    let name = match key {
+                        Value::String(s) => s.clone(),
+                        Value::Int(n) => n.to_string(),
+                        _ => continue,
+                    };
+                    path.push(Step::Key(name));
+                    walk(item, rest, path, f)?;
+                    path.pop();
+                }
+            }
+            _ => {}
+        },
+    }
+    Ok(())
 }
 
 /// The tokens of the children of the value at `path` (every memento id for the root).
@@ -228,16 +333,8 @@ impl PatchOp {
 
     pub(crate) fn apply(&self, doc: &mut Document) -> Result<(), MigrationError> {
         match self {
-            PatchOp::Add { path, value } => {
-                for target in path.targets(doc) {
-                    doc.add_at(&target, value.clone(), false)?;
-                }
-            }
-            PatchOp::AddIfAbsent { path, value } => {
-                for target in path.targets(doc) {
-                    doc.add_at(&target, value.clone(), true)?;
-                }
-            }
+            PatchOp::Add { path, value } => add(doc, path, value, false)?,
+            PatchOp::AddIfAbsent { path, value } => add(doc, path, value, true)?,
             PatchOp::Remove { path } => {
                 // Last first, so removing array elements does not shift the ones still to go.
                 for target in path.targets(doc).into_iter().rev() {
@@ -245,20 +342,22 @@ impl PatchOp {
                 }
             }
             PatchOp::Replace { path, value } => {
-                for target in path.targets(doc) {
-                    *doc.at_mut(&target)? = value.clone();
-                }
+                path.for_each_mut(doc, path.tokens.len(), &mut |slot, _| {
+                    *slot = value.clone();
+                    Ok(())
+                })?;
             }
             PatchOp::Test { path, value } => {
-                for target in path.targets(doc) {
-                    let found = doc.at(&target)?;
-                    if !same_json(found, value) {
-                        return Err(MigrationError::new(
-                            pointer_of(&target),
+                path.for_each_mut(doc, path.tokens.len(), &mut |found, at| {
+                    if same_json(found, value) {
+                        Ok(())
+                    } else {
+                        Err(MigrationError::new(
+                            pointer(at),
                             format!("test failed: found {found}, expected {value}"),
-                        ));
+                        ))
                     }
-                }
+                })?;
             }
             PatchOp::Move { from, path } | PatchOp::Copy { from, path } => {
                 let is_move = matches!(self, PatchOp::Move { .. });
@@ -278,27 +377,49 @@ impl PatchOp {
                 table,
                 default,
             } => {
-                for target in path.targets(doc) {
-                    let slot = doc.at_mut(&target)?;
-                    let mapped = slot
-                        .table_key()
-                        .and_then(|key| table.iter().find(|(k, _)| *k == key))
-                        .map(|(_, v)| v.clone())
-                        .or_else(|| default.clone());
+                path.for_each_mut(doc, path.tokens.len(), &mut |slot, at| {
+                    let mapped = slot.table_entry(table).cloned().or_else(|| default.clone());
                     match mapped {
-                        Some(v) => *slot = v,
-                        None => {
-                            return Err(MigrationError::new(
-                                pointer_of(&target),
-                                format!("the table has no entry for {slot}"),
-                            ));
+                        Some(v) => {
+                            *slot = v;
+                            Ok(())
                         }
+                        None => Err(MigrationError::new(
+                            pointer(at),
+                            format!("the table has no entry for {slot}"),
+                        )),
                     }
-                }
+                })?;
             }
         }
         Ok(())
     }
+}
+
+/// JSON Patch `add` (or `add_if_absent`) of `value` at every match of `path`. A path whose last
+/// token is a literal under a wildcard adds into each match of its parent as the walk reaches
+/// it; any other goes through the listed targets.
+fn add(
+    doc: &mut Document,
+    path: &Pattern,
+    value: &Value,
+    if_absent: bool,
+) -> Result<(), MigrationError> {
+    let n = path.tokens.len();
+    if let (true, Some(Token::Literal(last))) = (n >= 2, path.tokens.last()) {
+        return path.for_each_mut(doc, n - 1, &mut |parent, at| {
+            let at_last = || {
+                let mut p = pointer(at);
+                p.push_str(&pointer_of(&[last]));
+                p
+            };
+            add_into(parent, last, value.clone(), if_absent, at_last).map(drop)
+        });
+    }
+    for target in path.targets(doc) {
+        doc.add_at(&target, value.clone(), if_absent)?;
+    }
+    Ok(())
 }
 
 /// JSON equality, as RFC 6902's `test`: maps by their members whatever the order, arrays

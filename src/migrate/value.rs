@@ -205,6 +205,20 @@ impl Value {
         })
     }
 
+    /// The value a value-mapping table gives this one (matched by [`table_key`](Self::table_key)),
+    /// without making the key of a string.
+    #[cfg(feature = "json")]
+    pub(crate) fn table_entry<'t>(&self, table: &'t [(String, Value)]) -> Option<&'t Value> {
+        let found = match self {
+            Value::String(s) => table.iter().find(|(k, _)| k == s),
+            other => {
+                let key = other.table_key()?;
+                table.iter().find(|(k, _)| *k == key)
+            }
+        };
+        found.map(|(_, v)| v)
+    }
+
     /// What kind of value this is, for error messages.
     #[must_use]
     pub fn kind(&self) -> &'static str {

@@ -923,9 +923,11 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     // ---------------------------------------------------------------------------------------
     // Internals
 
+    /// The target's memento, encoded straight from it ([`Originator::serialize_memento`]: no
+    /// copy of the state for a derived originator).
     fn encode(&self, target: &T) -> Result<Vec<u8>> {
         self.codec
-            .encode(&target.create_memento())
+            .encode(&crate::originator::MementoOf(target))
             .map_err(|e| e.encoding(ID))
     }
 

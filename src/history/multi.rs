@@ -39,7 +39,7 @@ pub trait Target {
 impl<T: Originator> Target for T {
     fn encode_memento(&self, codec: Codec) -> Result<Vec<u8>> {
         codec
-            .encode(&self.create_memento())
+            .encode(&crate::originator::MementoOf(self))
             .map_err(|e| e.encoding(ID))
     }
 

@@ -3,8 +3,8 @@
 //! A [`Snapshot`] is where type erasure happens. [`Snapshot::capture`] asks an originator for its
 //! memento, on the game thread, and keeps it; the memento is encoded with the snapshot's codec
 //! only when the snapshot is saved (on the worker thread, for a background save), straight into
-//! the file's buffer, or when its bytes are first needed ([`Snapshot::encoded`], a save on many
-//! encoding threads), into a buffer of its own, once, and then dropped. The snapshot never looks
+//! the file's buffer (or its encoding thread's), or when its bytes are first needed
+//! ([`Snapshot::encoded`]), into a buffer of its own, once, and then dropped. The snapshot never looks
 //! inside the bytes. [`Snapshot::restore`] decodes one memento and hands it to one originator.
 //! Capturing or restoring one originator never encodes or decodes another.
 //!
@@ -64,10 +64,10 @@ impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
 
 /// A captured memento, encoded when it is saved or its bytes are first needed.
 ///
-/// A save encodes it straight into the file's buffer and keeps the memento (so a snapshot
-/// saved twice encodes it twice, and holds no second copy of its bytes in between). Asking
-/// for its bytes ([`Snapshot::encoded`], or a parallel save's encoding ahead of the file)
-/// encodes it into a buffer of its own, once, and drops the memento.
+/// A save encodes it straight into the file's buffer (or, on many threads, into its thread's
+/// buffer) and keeps the memento, so a snapshot saved twice encodes it twice and holds no
+/// second copy of its bytes in between. Asking for its bytes ([`Snapshot::encoded`]) encodes
+/// it into a buffer of its own, once, and drops the memento.
 struct Pending {
     memento: Mutex<Option<Box<dyn ErasedMemento>>>,
     encoded: OnceLock<Result<Vec<u8>, String>>,
@@ -141,6 +141,13 @@ impl Entry {
             }),
         }
     }
+}
+
+/// Mementos one thread encoded ahead of a file: their bytes one after another, and each one's
+/// place in the file's entries and in the bytes.
+struct Share {
+    bytes: Vec<u8>,
+    ranges: Vec<(usize, Range<usize>)>,
 }
 
 /// How a file is sealed: in the clear, authenticated (integrity-only) or encrypted, with the
@@ -755,7 +762,6 @@ impl Snapshot {
         with: SealWith<'_>,
         on_memento: &mut dyn FnMut(&str, &[u8]),
     ) -> Result<Vec<u8>> {
-        self.encode_ahead(with.threads)?;
         let deleted = sequence.map(|n| (n, self.deleted_ids().collect()));
         let file = FileOf {
             codec: self.codec,
@@ -766,64 +772,81 @@ impl Snapshot {
             generation,
             saved_at,
         };
-        seal_entries(&file, deleted, with, &self.entries(), on_memento)
+        let mut entries = self.entries();
+        let shares = self.encode_ahead(with.threads)?;
+        for share in &shares {
+            for (index, range) in &share.ranges {
+                if let Some(entry) = entries.get_mut(*index) {
+                    entry.2 = Source::Bytes(&share.bytes[range.clone()]);
+                }
+            }
+        }
+        seal_entries(&file, deleted, with, &entries, on_memento)
     }
 
-    /// With more than one thread, and more than one captured memento not encoded yet, encodes
-    /// them on `threads` scoped threads (this one among them), each into a buffer of its own,
-    /// so the file is assembled from bytes. With one thread, or one such memento, nothing:
-    /// the save encodes it straight into the file.
-    fn encode_ahead(&self, threads: usize) -> Result<()> {
-        let pending: Vec<(&str, &Pending)> = self
+    /// With more than one thread, and more than one captured memento to encode, encodes them
+    /// on up to `threads` scoped threads (this one among them), each thread its share of
+    /// neighbouring mementos one after another into one buffer of its own; the file is then
+    /// assembled from those bytes, in order, so it is the file one thread writes. With one
+    /// thread, or one such memento, nothing: the save encodes it straight into the file.
+    fn encode_ahead(&self, threads: usize) -> Result<Vec<Share>> {
+        // Indices as in `entries`, which lists the mementos in the same order.
+        let pending: Vec<(usize, &str, &Pending)> = self
             .mementos
             .iter()
-            .filter_map(|(id, entry)| match entry {
-                Entry::Pending(p) if p.encoded.get().is_none() => Some((id.as_str(), p.as_ref())),
+            .enumerate()
+            .filter_map(|(i, (id, entry))| match entry {
+                Entry::Pending(p) if p.encoded.get().is_none() => {
+                    Some((i, id.as_str(), p.as_ref()))
+                }
                 _ => None,
             })
             .collect();
         let threads = threads.min(pending.len());
         if threads < 2 {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let codec = self.codec;
-        let encode = |share: &[(&str, &Pending)]| -> Result<()> {
-            for (id, p) in share {
-                p.bytes(codec).map_err(|reason| Error::Encode {
-                    id: (*id).to_owned(),
-                    source: reason.into(),
-                })?;
+        let encode = |part: &[(usize, &str, &Pending)]| -> Result<Share> {
+            let mut share = Share {
+                bytes: Vec::new(),
+                ranges: Vec::with_capacity(part.len()),
+            };
+            for (index, id, value) in part {
+                let start = share.bytes.len();
+                value
+                    .encode_into(codec, &mut share.bytes)
+                    .map_err(|e| e.encoding(id))?;
+                share.ranges.push((*index, start..share.bytes.len()));
             }
-            Ok(())
+            Ok(share)
         };
-        // Contiguous shares of about equal count; every thread takes the next unclaimed
-        // memento would balance uneven sizes better, but chunks of a world are alike.
+        // Contiguous parts of about equal count (the chunks of a world are alike).
         let per = pending.len().div_ceil(threads);
-        let mut shares = pending.chunks(per);
-        let mine = shares.next().unwrap_or_default();
+        let mut parts = pending.chunks(per);
+        let mine = parts.next().unwrap_or_default();
         std::thread::scope(|scope| {
-            let others: Vec<_> = shares
-                .map(|share| {
+            let others: Vec<_> = parts
+                .map(|part| {
                     std::thread::Builder::new()
                         .name("savegame-encode".into())
-                        .spawn_scoped(scope, move || encode(share))
-                        .map_err(|_| share)
+                        .spawn_scoped(scope, move || encode(part))
+                        .map_err(|_| part)
                 })
                 .collect();
-            let mut result = encode(mine);
+            let mut shares = vec![encode(mine)?];
             for other in others {
-                let r = match other {
+                shares.push(match other {
                     Ok(thread) => thread.join().unwrap_or_else(|_| {
                         Err(Error::Config {
                             reason: "an encoding thread panicked".into(),
                         })
-                    }),
-                    // No thread to be had: this one encodes that share too.
-                    Err(share) => encode(share),
-                };
-                result = result.and(r);
+                    })?,
+                    // No thread to be had: this one encodes that part too.
+                    Err(part) => encode(part)?,
+                });
             }
-            result
+            Ok(shares)
         })
     }
 

@@ -51,8 +51,11 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
         t=$(date +%s)
         # Not --locked: the CLI's own lock file names a webpki-roots version this registry
         # lacks. No default features: they are the TLS stack the runner uses only to download
-        # a driver, and chromedriver is installed above.
-        cargo install wasm-bindgen-cli --version "$wasm_bindgen_version" --no-default-features --force
+        # a driver, and chromedriver is installed above. --debug: on a fresh 2-core machine it
+        # builds in under 2 minutes against 7 to 12 for a release build, and costs the test
+        # runs about a minute in all.
+        cargo install wasm-bindgen-cli --version "$wasm_bindgen_version" --no-default-features \
+            --debug --force
         took "cargo install wasm-bindgen-cli $wasm_bindgen_version" "$t"
     else
         echo "wasm-bindgen-cli $wasm_bindgen_version: present"

@@ -79,6 +79,8 @@ fn assign_ids(world: &mut World) -> Result<EntityHashMap<SaveId>, SaveError> {
             None => without.push(entity),
         }
     }
+    // In the order the entities were spawned, so ids follow it (mostly: indices are reused).
+    without.sort_unstable();
     let mut fresh = Vec::with_capacity(without.len());
     for entity in without {
         let id = SaveId::new(next).ok_or(SaveError::IdsExhausted)?;

@@ -220,7 +220,7 @@ pub fn run_headless(dir: &Path, frames: u32, frame: Duration) -> savegame::Resul
     app.world().resource::<savegame_bevy::SaveManager>().manager().flush();
     app.update(); // reports the saves that finished
     app.world_mut().commands().load(SlotId::Quicksave);
-    app.update();
+    app.world_mut().flush(); // applies the load now, between frames
     app.world_mut()
         .run_system_cached(show_menu)
         .map_err(|e| savegame::Error::Config {

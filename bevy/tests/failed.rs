@@ -1,0 +1,144 @@
+//! Saves that fail are reported, and leave the previous save loading: a save into a
+//! read-only folder is `SaveFailed`; a component that does not serialize is an error naming
+//! its type and its entity.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use bevy_ecs::prelude::*;
+use common::*;
+use savegame::SlotId;
+use savegame_bevy::{
+    LoadFailed, Loaded, SaveError, SaveFailed, SaveTarget, Saveable, SavegameApp,
+    SavegameCommands, Saved,
+};
+use serde::{Deserialize, Serialize};
+
+/// Makes a folder read-only for as long as it lives: permissions 0o555, and, for root (whom
+/// permissions do not stop), the immutable attribute (`chattr +i`).
+struct ReadOnly(PathBuf);
+
+impl ReadOnly {
+    fn new(dir: &Path) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let guard = ReadOnly(dir.to_owned());
+        if !guard.refuses_writes() {
+            let _ = Command::new("chattr").arg("+i").arg(dir).status();
+        }
+        assert!(
+            guard.refuses_writes(),
+            "cannot make {} read-only here (permissions and chattr +i both failed)",
+            dir.display()
+        );
+        guard
+    }
+
+    fn refuses_writes(&self) -> bool {
+        let probe = self.0.join("probe");
+        let refused = std::fs::write(&probe, b"x").is_err();
+        let _ = std::fs::remove_file(probe);
+        refused
+    }
+}
+
+impl Drop for ReadOnly {
+    fn drop(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+#[test]
+fn a_save_into_a_read_only_folder_fails_and_the_previous_save_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let saves = dir.path().join("saves");
+    let mut app = app(&saves);
+    let hero = app
+        .world_mut()
+        .spawn((Saveable, Health { current: 7, max: 9 }))
+        .id();
+    app.world_mut().commands().save(SlotId::Numbered(1));
+    app.update();
+    settle(&mut app);
+    assert_eq!(drain::<Saved>(&mut app).len(), 1);
+
+    let read_only = ReadOnly::new(&saves);
+    app.world_mut().get_mut::<Health>(hero).unwrap().current = 1;
+    app.world_mut().commands().save(SlotId::Numbered(1));
+    app.update();
+    settle(&mut app);
+    assert!(drain::<Saved>(&mut app).is_empty());
+    let failed = drain::<SaveFailed>(&mut app);
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert_eq!(failed[0].slot, SaveTarget::Slot(SlotId::Numbered(1)));
+    assert!(
+        matches!(*failed[0].error, SaveError::Savegame(savegame::Error::Io { .. })),
+        "{:?}",
+        failed[0].error
+    );
+
+    // The folder is still read-only: the load reads the previous save.
+    app.world_mut().commands().load(SlotId::Numbered(1));
+    app.update();
+    assert!(drain::<LoadFailed>(&mut app).is_empty());
+    let loaded = drain::<Loaded>(&mut app);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].report.recovered_from_backup, None);
+    assert_eq!(
+        app.world().get::<Health>(hero),
+        Some(&Health { current: 7, max: 9 })
+    );
+    drop(read_only);
+}
+
+/// Serializes, except the value 13.
+#[derive(Component, Clone, Debug, Deserialize)]
+struct Fussy(u32);
+
+impl Serialize for Fussy {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0 == 13 {
+            Err(serde::ser::Error::custom("13 is unlucky"))
+        } else {
+            serializer.serialize_u32(self.0)
+        }
+    }
+}
+
+#[test]
+fn a_component_that_does_not_serialize_is_named_with_its_entity() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    app.save_component::<Fussy>();
+    for n in [1, 2, 13, 4] {
+        app.world_mut().spawn((Saveable, Fussy(n)));
+    }
+    let culprit = {
+        let world = app.world_mut();
+        let mut query = world.query::<(Entity, &Fussy)>();
+        query.iter(world).find(|(_, f)| f.0 == 13).unwrap().0
+    };
+    app.world_mut().commands().save(SlotId::Numbered(2));
+    app.update();
+    // The capture failed in the frame: reported at once, nothing queued.
+    let failed = drain::<SaveFailed>(&mut app);
+    assert_eq!(failed.len(), 1);
+    match &*failed[0].error {
+        SaveError::Serialize {
+            type_name, entity, ..
+        } => {
+            assert!(type_name.ends_with("Fussy"), "{type_name}");
+            assert_eq!(*entity, Some(culprit));
+        }
+        other => panic!("{other:?}"),
+    }
+    let message = failed[0].error.to_string();
+    assert!(message.contains("Fussy") && message.contains(&culprit.to_string()), "{message}");
+    settle(&mut app);
+    assert!(drain::<Saved>(&mut app).is_empty());
+    assert!(!dir.path().join(SlotId::Numbered(2).file_name()).exists());
+}

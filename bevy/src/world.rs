@@ -237,8 +237,10 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     // A kept entity's link to a saved parent comes from the save (or goes).
     for entity in &kept {
         let parent = world.get::<ChildOf>(*entity).map(ChildOf::parent);
-        if parent.is_some_and(|p| world.get::<Saveable>(p).is_some()) {
-            world.entity_mut(*entity).remove::<ChildOf>();
+        if parent.is_some_and(|p| world.get::<Saveable>(p).is_some())
+            && let Ok(mut entity) = world.get_entity_mut(*entity)
+        {
+            entity.remove::<ChildOf>();
         }
     }
     let mut spawned = 0;
@@ -259,8 +261,10 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         dangling += p.apply(world, &live);
     }
     for (child, parent) in hierarchy.children.iter().zip(&hierarchy.parents) {
-        if let (Some(child), Some(parent)) = (live.get(child), live.get(parent)) {
-            world.entity_mut(*child).insert(ChildOf(*parent));
+        if let (Some(child), Some(parent)) = (live.get(child), live.get(parent))
+            && let Ok(mut child) = world.get_entity_mut(*child)
+        {
+            child.insert(ChildOf(*parent));
         }
     }
     let next = world

@@ -29,7 +29,9 @@ use bevy_ecs::prelude::*;
 use bevy_ecs::system::Command;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use savegame::{Key, SaveLoadManager, SlotId};
-use savegame_bevy::{LoadCommand, SaveCommand, SaveId, SaveManager, Saveable, SavegameApp, SavegamePlugin};
+use savegame_bevy::{
+    LoadCommand, SaveCommand, SaveId, SaveManager, Saveable, SavegameApp, SavegamePlugin,
+};
 use serde::{Deserialize, Serialize};
 
 const ENTITIES: usize = 10_000;

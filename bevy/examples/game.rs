@@ -25,7 +25,7 @@ use bevy_time::TimePlugin;
 use savegame::migrate::MigrationError;
 use savegame::{Key, Migrations, SaveLoadManager, SlotId};
 use savegame_bevy::{
-    Loaded, SaveId, Saveable, SaveMenu, SavegameApp, SavegameCommands, SavegamePlugin, Saved,
+    Loaded, SaveId, SaveMenu, Saveable, Saved, SavegameApp, SavegameCommands, SavegamePlugin,
 };
 use serde::{Deserialize, Serialize};
 
@@ -140,7 +140,10 @@ pub fn new_game(world: &mut World) -> Entity {
             Saveable,
             Hero,
             Name("hero".into()),
-            Health { current: 30, max: 30 },
+            Health {
+                current: 30,
+                max: 30,
+            },
             Position { x: 0 },
             Sprite("hero.png"),
         ))
@@ -217,7 +220,10 @@ pub fn run_headless(dir: &Path, frames: u32, frame: Duration) -> savegame::Resul
     for _ in 0..frames {
         app.update();
     }
-    app.world().resource::<savegame_bevy::SaveManager>().manager().flush();
+    app.world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager()
+        .flush();
     app.update(); // reports the saves that finished
     app.world_mut().commands().load(SlotId::Quicksave);
     app.world_mut().flush(); // applies the load now, between frames

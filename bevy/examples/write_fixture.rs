@@ -10,7 +10,7 @@
 use bevy_app::App;
 use bevy_ecs::prelude::*;
 use savegame::{Key, SaveLoadManager, SlotId};
-use savegame_bevy::{Saveable, SaveManager, SavegameApp, SavegameCommands, SavegamePlugin};
+use savegame_bevy::{SaveManager, Saveable, SavegameApp, SavegameCommands, SavegamePlugin};
 use serde::{Deserialize, Serialize};
 
 /// The example game's key (`examples/game.rs`).
@@ -65,7 +65,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     .insert_resource(Gold(5));
     let world = app.world_mut();
     let hero = world
-        .spawn((Saveable, Hero, Name("hero".into()), Hp { current: 21 }, Position { x: 3 }))
+        .spawn((
+            Saveable,
+            Hero,
+            Name("hero".into()),
+            Hp { current: 21 },
+            Position { x: 3 },
+        ))
         .id();
     world.spawn((Saveable, Name("sword".into()), ChildOf(hero)));
     world.spawn((Saveable, Name("lamp".into()), ChildOf(hero)));
@@ -76,7 +82,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Position { x: 5 },
         Hunting { target: hero },
     ));
-    world.commands().save_labelled(SlotId::Numbered(1), "v1: turn 17");
+    world
+        .commands()
+        .save_labelled(SlotId::Numbered(1), "v1: turn 17");
     app.update();
     let errors = app.world().resource::<SaveManager>().manager().flush();
     if let Some(e) = errors.into_iter().next() {

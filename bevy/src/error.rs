@@ -17,7 +17,7 @@ pub enum SaveError {
         entity: Option<Entity>,
         /// The codec's error.
         #[source]
-        source: savegame::Error,
+        source: Box<savegame::Error>,
     },
     /// A memento of the save could not be decoded into the registered type (after the
     /// migrations ran): a field renamed without a step, a type changed.
@@ -29,7 +29,7 @@ pub enum SaveError {
         id: String,
         /// The codec's error.
         #[source]
-        source: savegame::Error,
+        source: Box<savegame::Error>,
     },
     /// A memento of the save is not shaped the way the plugin writes it (its entity and
     /// value lists differ in length, say).
@@ -73,5 +73,11 @@ pub enum SaveError {
     /// The manager refused or failed: an I/O error, a damaged file, a wrong key, a newer save,
     /// a failed migration.
     #[error(transparent)]
-    Savegame(#[from] savegame::Error),
+    Savegame(Box<savegame::Error>),
+}
+
+impl From<savegame::Error> for SaveError {
+    fn from(e: savegame::Error) -> Self {
+        SaveError::Savegame(Box::new(e))
+    }
 }

@@ -1,8 +1,8 @@
 //! Which entities are saved ([`Saveable`]), and the stable ids they are saved under ([`SaveId`]).
 
 use bevy_ecs::component::Component;
-use bevy_ecs::entity::{Entity, EntityMapper};
 use bevy_ecs::entity::EntityHashMap;
+use bevy_ecs::entity::{Entity, EntityMapper};
 use bevy_ecs::resource::Resource;
 use std::collections::HashMap;
 
@@ -26,7 +26,11 @@ impl SaveId {
     /// The id `id`, or `None` above [`SaveId::MAX`].
     #[must_use]
     pub const fn new(id: u32) -> Option<Self> {
-        if id <= Self::MAX { Some(SaveId(id)) } else { None }
+        if id <= Self::MAX {
+            Some(SaveId(id))
+        } else {
+            None
+        }
     }
 
     /// The id as a number.

@@ -79,8 +79,8 @@
 //! # The save's layout
 //!
 //! One memento per registered type, so a migration renames a component by renaming one
-//! memento, and adds a field with one wildcard operation; see the table in [`world`] (the
-//! module is private; the table is repeated in the README).
+//! memento, and adds a field with one loop over its values. The layout is in the README
+//! (`bevy/README.md`).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -105,3 +105,7 @@ pub use ids::{SaveId, Saveable};
 pub use menu::SaveMenu;
 pub use plugin::{Autosave, SaveManager, SavegamePlugin};
 pub use registry::SavegameApp;
+
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

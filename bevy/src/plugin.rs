@@ -172,7 +172,7 @@ fn report_finished_saves(world: &mut World) {
                 world.trigger(saved);
             }
             Err(savegame::Error::Superseded) => {}
-            Err(e) => report_save_failed(world, done.target, Arc::new(SaveError::Savegame(e))),
+            Err(e) => report_save_failed(world, done.target, Arc::new(SaveError::from(e))),
         }
     }
 }
@@ -189,7 +189,9 @@ pub struct Autosave {
 
 /// Counts game time and autosaves when the interval is reached, at the end of the frame.
 fn autosave(world: &mut World) {
-    let delta = world.get_resource::<Time>().map_or(Duration::ZERO, Time::delta);
+    let delta = world
+        .get_resource::<Time>()
+        .map_or(Duration::ZERO, Time::delta);
     let Some(mut timer) = world.get_resource_mut::<Autosave>() else {
         return;
     };

@@ -96,12 +96,16 @@ fn capture_component<T: Component + Serialize + Clone>(
         let culprit = values
             .iter()
             .zip(&live)
-            .find(|(value, _)| Snapshot::new(codec).capture_memento("probe", value).is_err())
+            .find(|(value, _)| {
+                Snapshot::new(codec)
+                    .capture_memento("probe", value)
+                    .is_err()
+            })
             .map(|(_, entity)| *entity);
         return Err(SaveError::Serialize {
             type_name: entry.type_name,
             entity: culprit,
-            source,
+            source: Box::new(source),
         });
     }
     Ok(mapper.unsaved)
@@ -146,7 +150,7 @@ fn decode_component<T: Component + DeserializeOwned + Send>(
             .map_err(|source| SaveError::Deserialize {
                 type_name: entry.type_name,
                 id: entry.id.clone(),
-                source,
+                source: Box::new(source),
             })?;
     if column.entities.len() != column.values.len() {
         return Err(SaveError::Malformed {
@@ -179,7 +183,7 @@ fn capture_resource<R: Resource + Serialize>(
             .map_err(|source| SaveError::Serialize {
                 type_name: entry.type_name,
                 entity: None,
-                source,
+                source: Box::new(source),
             })?;
     }
     Ok(0)
@@ -206,7 +210,7 @@ fn decode_resource<R: Resource + DeserializeOwned>(
         .map_err(|source| SaveError::Deserialize {
             type_name: entry.type_name,
             id: entry.id.clone(),
-            source,
+            source: Box::new(source),
         })?;
     Ok(Some(Box::new(PendingResource(resource))))
 }

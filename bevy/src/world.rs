@@ -159,7 +159,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
             .map_err(|source| SaveError::Deserialize {
                 type_name: "the entity list",
                 id: ENTITIES_ID.into(),
-                source,
+                source: Box::new(source),
             })?;
     let hierarchy: HierarchyMemento = if snapshot.contains(HIERARCHY_ID) {
         snapshot
@@ -167,7 +167,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
             .map_err(|source| SaveError::Deserialize {
                 type_name: "the hierarchy",
                 id: HIERARCHY_ID.into(),
-                source,
+                source: Box::new(source),
             })?
     } else {
         HierarchyMemento::default()

@@ -21,7 +21,11 @@ fn the_example_game_saves_autosaves_and_loads_headless() {
     assert!(log.saved.contains(&SlotId::Autosave(2)), "{:?}", log.saved);
     assert_eq!(log.loaded, [SlotId::Quicksave]);
     assert_eq!(log.menu.len(), 3, "{:?}", log.menu);
-    assert!(log.menu.iter().any(|l| l.ends_with("Turn 40")), "{:?}", log.menu);
+    assert!(
+        log.menu.iter().any(|l| l.ends_with("Turn 40")),
+        "{:?}",
+        log.menu
+    );
 
     // The quicksave of turn 40 was loaded: the turn counter went back from 45.
     let turn = app.world().resource::<game::Turn>().0;

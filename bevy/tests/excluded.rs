@@ -22,7 +22,14 @@ fn savegame_cli() -> PathBuf {
     if !binary.exists() {
         let target_dir = profile_dir.parent().unwrap();
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", "savegame-cli", "--bin", "savegame"])
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "savegame-cli",
+                "--bin",
+                "savegame",
+            ])
             .env("CARGO_TARGET_DIR", target_dir)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
@@ -95,7 +102,13 @@ fn excluded_types_never_appear_in_the_dump() {
         ],
         "{dump}"
     );
-    assert_eq!(json["mementos"]["bevy/entities"]["ids"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        json["mementos"]["bevy/entities"]["ids"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     // What is registered and saved is there …
     assert!(dump.contains("REGISTERED-LABEL-1234"), "{dump}");
     assert!(dump.contains("31337"), "{dump}");
@@ -110,7 +123,10 @@ fn excluded_types_never_appear_in_the_dump() {
         "Secret",
         "Level",
     ] {
-        assert!(!dump.contains(excluded), "{excluded} is in the dump:\n{dump}");
+        assert!(
+            !dump.contains(excluded),
+            "{excluded} is in the dump:\n{dump}"
+        );
     }
 }
 

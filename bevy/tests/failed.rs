@@ -11,8 +11,8 @@ use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
 use savegame_bevy::{
-    LoadFailed, Loaded, SaveError, SaveFailed, SaveTarget, Saveable, SavegameApp,
-    SavegameCommands, Saved,
+    LoadFailed, Loaded, SaveError, SaveFailed, SaveTarget, Saveable, Saved, SavegameApp,
+    SavegameCommands,
 };
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +76,7 @@ fn a_save_into_a_read_only_folder_fails_and_the_previous_save_still_loads() {
     assert_eq!(failed.len(), 1, "{failed:?}");
     assert_eq!(failed[0].slot, SaveTarget::Slot(SlotId::Numbered(1)));
     assert!(
-        matches!(*failed[0].error, SaveError::Savegame(savegame::Error::Io { .. })),
+        matches!(&*failed[0].error, SaveError::Savegame(e) if matches!(**e, savegame::Error::Io { .. })),
         "{:?}",
         failed[0].error
     );
@@ -137,7 +137,10 @@ fn a_component_that_does_not_serialize_is_named_with_its_entity() {
         other => panic!("{other:?}"),
     }
     let message = failed[0].error.to_string();
-    assert!(message.contains("Fussy") && message.contains(&culprit.to_string()), "{message}");
+    assert!(
+        message.contains("Fussy") && message.contains(&culprit.to_string()),
+        "{message}"
+    );
     settle(&mut app);
     assert!(drain::<Saved>(&mut app).is_empty());
     assert!(!dir.path().join(SlotId::Numbered(2).file_name()).exists());

@@ -13,7 +13,12 @@ use savegame_bevy::{LoadFailed, Loaded, Saveable, SavegameCommands};
 
 fn names(world: &mut World, of: &[Entity]) -> Vec<String> {
     of.iter()
-        .map(|e| world.get::<Name>(*e).map(|n| n.0.clone()).unwrap_or_default())
+        .map(|e| {
+            world
+                .get::<Name>(*e)
+                .map(|n| n.0.clone())
+                .unwrap_or_default()
+        })
         .collect()
 }
 
@@ -42,7 +47,11 @@ fn the_v1_save_loads_after_a_rename_and_a_new_field() {
         .resource_mut::<bevy_ecs::message::Messages<LoadFailed>>()
         .drain()
         .collect();
-    assert!(failed.is_empty(), "{:?}", failed.first().map(|f| f.error.to_string()));
+    assert!(
+        failed.is_empty(),
+        "{:?}",
+        failed.first().map(|f| f.error.to_string())
+    );
     let loaded: Vec<Loaded> = app
         .world_mut()
         .resource_mut::<bevy_ecs::message::Messages<Loaded>>()

@@ -15,7 +15,7 @@ use bevy_ecs::prelude::*;
 use common::*;
 use savegame::storage::{FsStorage, Head, Storage, StoredFile};
 use savegame::{SaveStatus, SlotId};
-use savegame_bevy::{SaveManager, SaveTarget, Saveable, SavegameCommands, Saved};
+use savegame_bevy::{SaveManager, SaveTarget, Saveable, Saved, SavegameCommands};
 
 /// A storage whose puts of one file wait until the gate opens, telling the test when one
 /// is waiting.
@@ -121,7 +121,13 @@ fn a_save_is_captured_in_its_frame_and_written_after_it() {
     let gate = OpenOnDrop(Arc::clone(&open));
     let hero = app
         .world_mut()
-        .spawn((Saveable, Health { current: 50, max: 50 }))
+        .spawn((
+            Saveable,
+            Health {
+                current: 50,
+                max: 50,
+            },
+        ))
         .id();
     app.insert_resource(Script {
         frame: 0,

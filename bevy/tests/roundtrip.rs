@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
-use savegame_bevy::{Loaded, SaveId, Saveable, SavegameCommands, Saved};
+use savegame_bevy::{Loaded, SaveId, Saveable, Saved, SavegameCommands};
 
 const ENTITIES: usize = 10_000;
 
@@ -96,11 +96,10 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
     let expected = {
         let mut app = app(dir.path());
         build(app.world_mut());
-        app.insert_resource(Score(987_654))
-            .insert_resource(Level {
-                name: "crypt".into(),
-                seed: 42,
-            });
+        app.insert_resource(Score(987_654)).insert_resource(Level {
+            name: "crypt".into(),
+            seed: 42,
+        });
         app.world_mut().commands().save(SlotId::Numbered(1));
         app.update();
         settle(&mut app);
@@ -122,8 +121,12 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
     });
     let world = app.world_mut();
     // Unsaved entities of the new app, which the load must leave alone.
-    let camera = world.spawn((Camera("new".into()), Position { x: 1.0, y: 2.0 })).id();
-    let bystander = world.spawn((Health { current: 3, max: 4 }, Label("mine".into()))).id();
+    let camera = world
+        .spawn((Camera("new".into()), Position { x: 1.0, y: 2.0 }))
+        .id();
+    let bystander = world
+        .spawn((Health { current: 3, max: 4 }, Label("mine".into())))
+        .id();
     // A saved entity already in the world with an id the save has (5): updated in place,
     // keeping its unregistered mesh.
     let kept = world
@@ -176,8 +179,14 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
 
     // Untouched: the unsaved entities, and the kept entity's unregistered component.
     assert_eq!(world.get::<Camera>(camera), Some(&Camera("new".into())));
-    assert_eq!(world.get::<Position>(camera), Some(&Position { x: 1.0, y: 2.0 }));
-    assert_eq!(world.get::<Health>(bystander), Some(&Health { current: 3, max: 4 }));
+    assert_eq!(
+        world.get::<Position>(camera),
+        Some(&Position { x: 1.0, y: 2.0 })
+    );
+    assert_eq!(
+        world.get::<Health>(bystander),
+        Some(&Health { current: 3, max: 4 })
+    );
     assert_eq!(world.get::<Label>(bystander), Some(&Label("mine".into())));
     assert_eq!(world.get::<SaveId>(kept), Some(&SaveId::new(5).unwrap()));
     assert_eq!(world.get::<Mesh>(kept), Some(&Mesh("keep me".into())));

@@ -97,7 +97,10 @@ pub fn settle(app: &mut App) {
 /// Every message of type `M` still in the app's buffers.
 pub fn messages<M: Message + Clone>(app: &App) -> Vec<M> {
     let messages = app.world().resource::<Messages<M>>();
-    messages.iter_current_update_messages().cloned().collect::<Vec<_>>()
+    messages
+        .iter_current_update_messages()
+        .cloned()
+        .collect::<Vec<_>>()
 }
 
 /// Every message of type `M` the app received since the last call (a reader kept in the app).

@@ -137,21 +137,28 @@ impl<T: Component + Send> Pending for PendingColumn<T> {
     }
 }
 
+/// The entry's memento decoded as `T`, or `None` when the save does not have it.
+fn decode<T: DeserializeOwned>(snapshot: &Snapshot, entry: &Entry) -> Result<Option<T>, SaveError> {
+    if !snapshot.contains(&entry.id) {
+        return Ok(None);
+    }
+    snapshot
+        .memento(&entry.id)
+        .map(Some)
+        .map_err(|source| SaveError::Deserialize {
+            type_name: entry.type_name,
+            id: entry.id.clone(),
+            source: Box::new(source),
+        })
+}
+
 fn decode_component<T: Component + DeserializeOwned + Send>(
     snapshot: &Snapshot,
     entry: &Entry,
 ) -> Result<Option<Box<dyn Pending>>, SaveError> {
-    if !snapshot.contains(&entry.id) {
+    let Some(column) = decode::<ColumnIn<T>>(snapshot, entry)? else {
         return Ok(None);
-    }
-    let column: ColumnIn<T> =
-        snapshot
-            .memento(&entry.id)
-            .map_err(|source| SaveError::Deserialize {
-                type_name: entry.type_name,
-                id: entry.id.clone(),
-                source: Box::new(source),
-            })?;
+    };
     if column.entities.len() != column.values.len() {
         return Err(SaveError::Malformed {
             id: entry.id.clone(),
@@ -202,17 +209,8 @@ fn decode_resource<R: Resource + DeserializeOwned>(
     snapshot: &Snapshot,
     entry: &Entry,
 ) -> Result<Option<Box<dyn Pending>>, SaveError> {
-    if !snapshot.contains(&entry.id) {
-        return Ok(None);
-    }
-    let resource: R = snapshot
-        .memento(&entry.id)
-        .map_err(|source| SaveError::Deserialize {
-            type_name: entry.type_name,
-            id: entry.id.clone(),
-            source: Box::new(source),
-        })?;
-    Ok(Some(Box::new(PendingResource(resource))))
+    Ok(decode::<R>(snapshot, entry)?
+        .map(|resource| Box::new(PendingResource(resource)) as Box<dyn Pending>))
 }
 
 fn no_remove(_world: &mut World, _entity: Entity) {}

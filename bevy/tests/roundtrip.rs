@@ -53,49 +53,13 @@ fn observe(world: &mut World) -> HashMap<u32, Expected> {
         .collect()
 }
 
-/// The world: entities in groups of ten, the first of each the parent of the other nine;
-/// every entity targets the previous one (the first targets the camera, which is not saved);
-/// every third has health, every fifth a label; all have a mesh (not registered).
-fn build(world: &mut World) -> Entity {
-    let camera = world.spawn(Camera("main".into())).id();
-    let mut previous = camera;
-    let mut parent = None;
-    for i in 0..ENTITIES {
-        let mut entity = world.spawn((
-            Saveable,
-            Position {
-                x: i as f32 * 0.5,
-                y: -(i as f32),
-            },
-            Target { entity: previous },
-            Mesh(format!("mesh-{i}")),
-        ));
-        if i % 3 == 0 {
-            entity.insert(Health {
-                current: (i % 97) as u32,
-                max: 100,
-            });
-        }
-        if i % 5 == 0 {
-            entity.insert(Label(format!("entity {i}")));
-        }
-        if i % 10 == 0 {
-            parent = Some(entity.id());
-        } else if let Some(parent) = parent {
-            entity.insert(ChildOf(parent));
-        }
-        previous = entity.id();
-    }
-    camera
-}
-
 #[test]
 fn ten_thousand_entities_round_trip_into_a_new_app() {
     let dir = tempfile::tempdir().unwrap();
 
     let expected = {
         let mut app = app(dir.path());
-        build(app.world_mut());
+        build_world(app.world_mut(), ENTITIES);
         app.insert_resource(Score(987_654)).insert_resource(Level {
             name: "crypt".into(),
             seed: 42,

@@ -10,7 +10,7 @@ use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::prelude::*;
 use bevy_time::TimePlugin;
 use savegame::{Key, ManagerBuilder, SaveLoadManager};
-use savegame_bevy::{SaveManager, SavegameApp, SavegamePlugin};
+use savegame_bevy::{SaveManager, Saveable, SavegameApp, SavegamePlugin};
 use serde::{Deserialize, Serialize};
 
 /// The key of every test manager.
@@ -107,4 +107,40 @@ pub fn messages<M: Message + Clone>(app: &App) -> Vec<M> {
 pub fn drain<M: Message + Clone>(app: &mut App) -> Vec<M> {
     let mut messages = app.world_mut().resource_mut::<Messages<M>>();
     messages.drain().collect()
+}
+
+/// The world: entities in groups of ten, the first of each the parent of the other nine;
+/// every entity targets the previous one (the first targets the camera, which is not saved);
+/// every third has health, every fifth a label; all have a mesh (not registered).
+pub fn build_world(world: &mut World, entities: usize) -> Entity {
+    let camera = world.spawn(Camera("main".into())).id();
+    let mut previous = camera;
+    let mut parent = None;
+    for i in 0..entities {
+        let mut entity = world.spawn((
+            Saveable,
+            Position {
+                x: i as f32 * 0.5,
+                y: -(i as f32),
+            },
+            Target { entity: previous },
+            Mesh(format!("mesh-{i}")),
+        ));
+        if i % 3 == 0 {
+            entity.insert(Health {
+                current: (i % 97) as u32,
+                max: 100,
+            });
+        }
+        if i % 5 == 0 {
+            entity.insert(Label(format!("entity {i}")));
+        }
+        if i % 10 == 0 {
+            parent = Some(entity.id());
+        } else if let Some(parent) = parent {
+            entity.insert(ChildOf(parent));
+        }
+        previous = entity.id();
+    }
+    camera
 }

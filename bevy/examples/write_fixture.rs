@@ -34,9 +34,9 @@ struct Hunting {
 }
 #[derive(Component, Clone, Serialize, Deserialize)]
 struct Hero;
-#[derive(Resource, Serialize, Deserialize)]
+#[derive(Resource, Clone, Serialize, Deserialize)]
 struct Turn(u64);
-#[derive(Resource, Serialize, Deserialize)]
+#[derive(Resource, Clone, Serialize, Deserialize)]
 struct Gold(u32);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

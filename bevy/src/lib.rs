@@ -27,7 +27,7 @@
 //! #[derive(Component, Clone, Serialize, Deserialize, PartialEq, Debug)]
 //! struct Health(u32);
 //!
-//! #[derive(Resource, Serialize, Deserialize)]
+//! #[derive(Resource, Clone, Serialize, Deserialize)]
 //! struct Score(u64);
 //!
 //! # let dir = tempfile::tempdir().unwrap();

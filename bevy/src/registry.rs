@@ -178,34 +178,44 @@ fn remove_component<T: Component>(world: &mut World, entity: Entity) {
     }
 }
 
-fn capture_resource<R: Resource + Serialize>(
+fn capture_resource<R: Resource + Serialize + Clone>(
     world: &mut World,
-    _ids: &EntityHashMap<SaveId>,
+    ids: &EntityHashMap<SaveId>,
     snapshot: &mut Snapshot,
     entry: &Entry,
 ) -> Result<usize, SaveError> {
-    if let Some(resource) = world.get_resource::<R>() {
-        snapshot
-            .capture_memento(&entry.id, resource)
-            .map_err(|source| SaveError::Serialize {
-                type_name: entry.type_name,
-                entity: None,
-                source: Box::new(source),
-            })?;
-    }
-    Ok(0)
+    let Some(resource) = world.get_resource::<R>() else {
+        return Ok(0);
+    };
+    let mut resource = resource.clone();
+    let mut mapper = ToStable { ids, unsaved: 0 };
+    R::map_entities(&mut resource, &mut mapper);
+    snapshot
+        .capture_memento(&entry.id, &resource)
+        .map_err(|source| SaveError::Serialize {
+            type_name: entry.type_name,
+            entity: None,
+            source: Box::new(source),
+        })?;
+    Ok(mapper.unsaved)
 }
 
 struct PendingResource<R>(R);
 
 impl<R: Resource> Pending for PendingResource<R> {
-    fn apply(self: Box<Self>, world: &mut World, _entities: &HashMap<u32, Entity>) -> usize {
-        world.insert_resource(self.0);
-        0
+    fn apply(self: Box<Self>, world: &mut World, entities: &HashMap<u32, Entity>) -> usize {
+        let mut resource = self.0;
+        let mut mapper = FromStable {
+            entities,
+            dangling: 0,
+        };
+        R::map_entities(&mut resource, &mut mapper);
+        world.insert_resource(resource);
+        mapper.dangling
     }
 }
 
-fn decode_resource<R: Resource + DeserializeOwned>(
+fn decode_resource<R: Resource + DeserializeOwned + Clone>(
     snapshot: &Snapshot,
     entry: &Entry,
 ) -> Result<Option<Box<dyn Pending>>, SaveError> {
@@ -246,14 +256,17 @@ pub trait SavegameApp {
         T: Component + Serialize + DeserializeOwned + Clone + Send;
 
     /// Saves resource `R`; a load replaces it (and leaves it as it is when the save has none).
+    /// Its `Entity` fields are mapped as a component's are: mark them `#[entities]` and derive
+    /// `MapEntities` beside `Resource` (`#[derive(Resource, MapEntities)]`; Bevy 0.20's
+    /// `Resource` derive reads the attribute but does not declare it).
     fn save_resource<R>(&mut self) -> &mut Self
     where
-        R: Resource + Serialize + DeserializeOwned;
+        R: Resource + Serialize + DeserializeOwned + Clone;
 
     /// [`save_resource`](Self::save_resource), under the name `name`.
     fn save_resource_as<R>(&mut self, name: &str) -> &mut Self
     where
-        R: Resource + Serialize + DeserializeOwned;
+        R: Resource + Serialize + DeserializeOwned + Clone;
 }
 
 impl SavegameApp for App {
@@ -284,14 +297,14 @@ impl SavegameApp for App {
 
     fn save_resource<R>(&mut self) -> &mut Self
     where
-        R: Resource + Serialize + DeserializeOwned,
+        R: Resource + Serialize + DeserializeOwned + Clone,
     {
         self.save_resource_as::<R>(&short_name(type_name::<R>()))
     }
 
     fn save_resource_as<R>(&mut self, name: &str) -> &mut Self
     where
-        R: Resource + Serialize + DeserializeOwned,
+        R: Resource + Serialize + DeserializeOwned + Clone,
     {
         let entry = Entry {
             id: format!("{RESOURCE_PREFIX}{name}"),

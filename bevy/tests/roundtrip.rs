@@ -57,9 +57,17 @@ fn observe(world: &mut World) -> HashMap<u32, Expected> {
 fn ten_thousand_entities_round_trip_into_a_new_app() {
     let dir = tempfile::tempdir().unwrap();
 
-    let expected = {
+    let (expected, focus) = {
         let mut app = app(dir.path());
         build_world(app.world_mut(), ENTITIES);
+        // The resource with a reference points at the last saved entity.
+        let last = app
+            .world_mut()
+            .query_filtered::<Entity, With<Saveable>>()
+            .iter(app.world())
+            .last()
+            .unwrap();
+        app.insert_resource(Focus { entity: last });
         app.insert_resource(Score(987_654)).insert_resource(Level {
             name: "crypt".into(),
             seed: 42,
@@ -72,17 +80,23 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
         assert_eq!(saved[0].entities, ENTITIES);
         // The first entity's target is the camera: written as the placeholder.
         assert_eq!(saved[0].unsaved_references, 1);
-        observe(app.world_mut())
+        let focus = app.world().resource::<Focus>().entity;
+        let focus = app.world().get::<SaveId>(focus).unwrap().get();
+        (observe(app.world_mut()), focus)
         // The app, its manager and its worker are dropped here.
     };
     assert_eq!(expected.len(), ENTITIES);
 
     let mut app = app(dir.path());
     // The new app's own resources, which the load replaces (resources are entities too).
-    app.insert_resource(Score(1)).insert_resource(Level {
-        name: "start".into(),
-        seed: 0,
-    });
+    app.insert_resource(Score(1))
+        .insert_resource(Level {
+            name: "start".into(),
+            seed: 0,
+        })
+        .insert_resource(Focus {
+            entity: Entity::PLACEHOLDER,
+        });
     let world = app.world_mut();
     // Unsaved entities of the new app, which the load must leave alone.
     let camera = world
@@ -140,6 +154,8 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
     assert_eq!(world.resource::<Score>(), &Score(987_654));
     assert_eq!(world.resource::<Level>().name, "crypt");
     assert_eq!(world.resource::<Level>().seed, 42);
+    let focused = world.resource::<Focus>().entity;
+    assert_eq!(world.get::<SaveId>(focused).map(|id| id.get()), Some(focus));
 
     // Untouched: the unsaved entities, and the kept entity's unregistered component.
     assert_eq!(world.get::<Camera>(camera), Some(&Camera("new".into())));

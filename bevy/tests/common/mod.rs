@@ -56,6 +56,15 @@ pub struct Level {
     pub seed: u64,
 }
 
+/// A resource with an entity reference (`MapEntities` lets the derive see `#[entities]`).
+#[derive(
+    Resource, bevy_ecs::entity::MapEntities, Clone, Copy, Debug, PartialEq, Serialize, Deserialize,
+)]
+pub struct Focus {
+    #[entities]
+    pub entity: Entity,
+}
+
 /// A manager builder over `dir` with the test key.
 pub fn builder(dir: &Path) -> ManagerBuilder {
     SaveLoadManager::builder()
@@ -77,7 +86,8 @@ pub fn app_with(builder: ManagerBuilder) -> App {
         .save_component::<Target>()
         .save_component::<Label>()
         .save_resource::<Score>()
-        .save_resource::<Level>();
+        .save_resource::<Level>()
+        .save_resource::<Focus>();
     app.finish();
     app.cleanup();
     app

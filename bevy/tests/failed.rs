@@ -4,12 +4,16 @@
 
 mod common;
 
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
+use savegame::storage::{FsStorage, Head, Storage, StoredFile};
 use savegame_bevy::{
     LoadFailed, Loaded, SaveError, SaveFailed, SaveTarget, Saveable, Saved, SavegameApp,
     SavegameCommands,
@@ -17,27 +21,37 @@ use savegame_bevy::{
 use serde::{Deserialize, Serialize};
 
 /// Makes a folder read-only for as long as it lives: permissions 0o555, and, for root (whom
-/// permissions do not stop), the immutable attribute (`chattr +i`).
-struct ReadOnly(PathBuf);
+/// permissions do not stop), the immutable attribute (`chattr +i`). Where neither works (root
+/// on a file system without the attribute), the folder's storage refuses writes itself, as a
+/// read-only file system would, and the test says so.
+struct ReadOnly {
+    dir: PathBuf,
+    emulated: Arc<AtomicBool>,
+}
 
 impl ReadOnly {
-    fn new(dir: &Path) -> Self {
+    fn new(dir: &Path, emulated: Arc<AtomicBool>) -> Self {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
-        let guard = ReadOnly(dir.to_owned());
+        let guard = ReadOnly {
+            dir: dir.to_owned(),
+            emulated,
+        };
         if !guard.refuses_writes() {
             let _ = Command::new("chattr").arg("+i").arg(dir).status();
         }
-        assert!(
-            guard.refuses_writes(),
-            "cannot make {} read-only here (permissions and chattr +i both failed)",
-            dir.display()
-        );
+        if !guard.refuses_writes() {
+            eprintln!(
+                "{} stays writable (permissions and chattr +i both failed): its storage refuses writes instead",
+                dir.display()
+            );
+            guard.emulated.store(true, Ordering::SeqCst);
+        }
         guard
     }
 
     fn refuses_writes(&self) -> bool {
-        let probe = self.0.join("probe");
+        let probe = self.dir.join("probe");
         let refused = std::fs::write(&probe, b"x").is_err();
         let _ = std::fs::remove_file(probe);
         refused
@@ -47,8 +61,53 @@ impl ReadOnly {
 impl Drop for ReadOnly {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
-        let _ = Command::new("chattr").arg("-i").arg(&self.0).status();
-        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        self.emulated.store(false, Ordering::SeqCst);
+        let _ = Command::new("chattr").arg("-i").arg(&self.dir).status();
+        let _ = std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// Files in a folder, refusing every write while `read_only` is set.
+#[derive(Debug)]
+struct Folder {
+    inner: FsStorage,
+    read_only: Arc<AtomicBool>,
+}
+
+impl Folder {
+    fn check(&self) -> io::Result<()> {
+        if self.read_only.load(Ordering::SeqCst) {
+            Err(io::Error::from(io::ErrorKind::ReadOnlyFilesystem))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Storage for Folder {
+    fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+        self.inner.read(name, limit)
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.check()?;
+        self.inner.put(name, bytes)
+    }
+    fn delete(&self, name: &str) -> io::Result<()> {
+        self.check()?;
+        self.inner.delete(name)
+    }
+    fn list(&self) -> io::Result<Vec<StoredFile>> {
+        self.inner.list()
+    }
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+        self.inner.read_at(name, offset, len)
+    }
+    fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
+        self.check()?;
+        self.inner.copy(from, to)
+    }
+    fn locate(&self, name: &str) -> PathBuf {
+        self.inner.locate(name)
     }
 }
 
@@ -56,7 +115,16 @@ impl Drop for ReadOnly {
 fn a_save_into_a_read_only_folder_fails_and_the_previous_save_still_loads() {
     let dir = tempfile::tempdir().unwrap();
     let saves = dir.path().join("saves");
-    let mut app = app(&saves);
+    let emulated = Arc::new(AtomicBool::new(false));
+    let folder = Folder {
+        inner: FsStorage::new(&saves).unwrap(),
+        read_only: Arc::clone(&emulated),
+    };
+    let mut app = app_with(
+        savegame::SaveLoadManager::builder()
+            .storage(folder)
+            .key(savegame::Key::from_bytes(KEY)),
+    );
     let hero = app
         .world_mut()
         .spawn((Saveable, Health { current: 7, max: 9 }))
@@ -66,7 +134,7 @@ fn a_save_into_a_read_only_folder_fails_and_the_previous_save_still_loads() {
     settle(&mut app);
     assert_eq!(drain::<Saved>(&mut app).len(), 1);
 
-    let read_only = ReadOnly::new(&saves);
+    let read_only = ReadOnly::new(&saves, emulated);
     app.world_mut().get_mut::<Health>(hero).unwrap().current = 1;
     app.world_mut().commands().save(SlotId::Numbered(1));
     app.update();

@@ -204,7 +204,8 @@ pub struct RunLog {
 }
 
 /// Runs the game for `frames` frames of `frame` game time each (stepping the app by hand, as
-/// a test does), then loads the quicksave and shows the load menu.
+/// a test does, and waiting for each frame's saves), then loads the quicksave and shows the
+/// load menu.
 ///
 /// # Errors
 /// When the app cannot be built.
@@ -219,11 +220,13 @@ pub fn run_headless(dir: &Path, frames: u32, frame: Duration) -> savegame::Resul
     new_game(app.world_mut());
     for _ in 0..frames {
         app.update();
+        // A game does not wait; a headless run does, so that no save is replaced by a newer
+        // one before it starts (the worker's rule), and every run logs the same saves.
+        app.world()
+            .resource::<savegame_bevy::SaveManager>()
+            .manager()
+            .flush();
     }
-    app.world()
-        .resource::<savegame_bevy::SaveManager>()
-        .manager()
-        .flush();
     app.update(); // reports the saves that finished
     app.world_mut().commands().load(SlotId::Quicksave);
     app.world_mut().flush(); // applies the load now, between frames

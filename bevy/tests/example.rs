@@ -16,9 +16,21 @@ fn the_example_game_saves_autosaves_and_loads_headless() {
     // 2 s of game time, at frames 20 and 40, which fill the two autosave slots.
     let mut app = game::run_headless(dir.path(), 45, Duration::from_millis(100)).unwrap();
     let log = app.world().resource::<game::RunLog>();
-    assert!(log.saved.contains(&SlotId::Quicksave), "{:?}", log.saved);
-    assert!(log.saved.contains(&SlotId::Autosave(1)), "{:?}", log.saved);
-    assert!(log.saved.contains(&SlotId::Autosave(2)), "{:?}", log.saved);
+    // Quicksaves at turns 10, 20, 30 and 40; autosaves after 2 s and 4 s of game time (frames
+    // 20 and 40), the second in the rotation's second slot. A save is reported in the frame
+    // after it was written, so frame 20's quicksave (queued in Update) and autosave (in Last)
+    // are reported together, in that order.
+    assert_eq!(
+        log.saved,
+        [
+            SlotId::Quicksave,
+            SlotId::Quicksave,
+            SlotId::Autosave(1),
+            SlotId::Quicksave,
+            SlotId::Quicksave,
+            SlotId::Autosave(2),
+        ]
+    );
     assert_eq!(log.loaded, [SlotId::Quicksave]);
     assert_eq!(log.menu.len(), 3, "{:?}", log.menu);
     assert!(

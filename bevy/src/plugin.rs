@@ -1,0 +1,207 @@
+//! [`SavegamePlugin`], the [`SaveManager`] resource it adds, and the autosave timer.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use bevy_app::{App, Last, Plugin, PreUpdate};
+use bevy_ecs::resource::Resource;
+use bevy_ecs::world::World;
+use bevy_time::Time;
+use savegame::{ManagerBuilder, SaveHandle, SaveLoadManager, SaveStatus, SlotInfo};
+
+use crate::error::SaveError;
+use crate::events::{
+    LoadFailed, Loaded, SaveCommand, SaveFailed, SaveTarget, Saved, report_save_failed,
+};
+use crate::ids::NextSaveId;
+use crate::registry::SaveRegistry;
+
+/// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
+/// report finished background saves ([`Saved`], [`SaveFailed`]) and, if asked, autosave.
+///
+/// The manager is built from the library's own [`ManagerBuilder`], so every option it has
+/// (folder or app identity, codec, key, schema version, migrations, backups, autosave slots,
+/// compression) is set the same way as without Bevy.
+///
+/// ```
+/// use savegame::{Key, SaveLoadManager};
+/// use savegame_bevy::SavegamePlugin;
+/// # let dir = tempfile::tempdir().unwrap();
+/// let plugin = SavegamePlugin::new(
+///     SaveLoadManager::builder()
+///         .directory(dir.path()) // or .app("com", "Studio", "Game")
+///         .key(Key::from_bytes([7; 32]))
+///         .schema_version(2)
+///         .autosave_slots(3),
+/// )?
+/// .autosave_every(std::time::Duration::from_secs(300));
+/// # Ok::<(), savegame::Error>(())
+/// ```
+pub struct SavegamePlugin {
+    manager: Mutex<Option<SaveLoadManager>>,
+    autosave_every: Option<Duration>,
+}
+
+impl SavegamePlugin {
+    /// Builds the manager now, so a bad configuration is an error here rather than a failure
+    /// inside the app's setup.
+    ///
+    /// # Errors
+    /// Whatever [`ManagerBuilder::build`] returns: no location, a migration chain with a gap, a
+    /// folder that cannot be created.
+    pub fn new(builder: ManagerBuilder) -> savegame::Result<Self> {
+        Ok(Self::with_manager(builder.build()?))
+    }
+
+    /// A plugin around a manager the game built itself.
+    #[must_use]
+    pub fn with_manager(manager: SaveLoadManager) -> Self {
+        SavegamePlugin {
+            manager: Mutex::new(Some(manager)),
+            autosave_every: None,
+        }
+    }
+
+    /// Autosave every `interval` of game time (Bevy's [`Time`], the virtual clock: a paused
+    /// game does not autosave), to the manager's autosave rotation. Off by default.
+    #[must_use]
+    pub fn autosave_every(mut self, interval: Duration) -> Self {
+        self.autosave_every = Some(interval);
+        self
+    }
+}
+
+impl Plugin for SavegamePlugin {
+    fn build(&self, app: &mut App) {
+        let manager = self
+            .manager
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Bevy refuses a plugin added twice, so the manager is here the one time build runs.
+        if let Some(manager) = manager {
+            app.insert_resource(SaveManager {
+                manager,
+                pending: Vec::new(),
+            });
+        }
+        app.init_resource::<SaveRegistry>()
+            .init_resource::<NextSaveId>()
+            .insert_resource(Autosave {
+                interval: self.autosave_every,
+                elapsed: Duration::ZERO,
+            })
+            .add_message::<Saved>()
+            .add_message::<SaveFailed>()
+            .add_message::<Loaded>()
+            .add_message::<LoadFailed>()
+            .add_systems(PreUpdate, report_finished_saves)
+            .add_systems(Last, autosave);
+    }
+}
+
+/// The plugin's manager, as a resource, and the background saves it is writing.
+///
+/// [`manager`](Self::manager) gives the whole library API (the load menu, deleting and
+/// copying slots, the key-value store for settings); saving and loading the world goes
+/// through the commands in [`SavegameCommands`](crate::SavegameCommands).
+#[derive(Resource)]
+pub struct SaveManager {
+    manager: SaveLoadManager,
+    pending: Vec<PendingSave>,
+}
+
+pub(crate) struct PendingSave {
+    pub(crate) target: SaveTarget,
+    pub(crate) handle: SaveHandle,
+    pub(crate) entities: usize,
+    pub(crate) unsaved_references: usize,
+}
+
+impl SaveManager {
+    /// The library's manager.
+    #[must_use]
+    pub fn manager(&self) -> &SaveLoadManager {
+        &self.manager
+    }
+
+    /// The load menu: every slot with a file, from headers alone ([`SaveLoadManager::list`]).
+    ///
+    /// # Errors
+    /// [`SaveError::Savegame`] when the folder cannot be listed.
+    pub fn slots(&self) -> Result<Vec<SlotInfo>, SaveError> {
+        Ok(self.manager.list()?)
+    }
+
+    /// The background saves not yet reported, with where each stands.
+    pub fn pending(&self) -> impl ExactSizeIterator<Item = (SaveTarget, SaveStatus)> + '_ {
+        self.pending.iter().map(|p| (p.target, p.handle.status()))
+    }
+
+    pub(crate) fn push(&mut self, pending: PendingSave) {
+        self.pending.push(pending);
+    }
+
+    /// Takes the saves that have finished.
+    fn take_finished(&mut self) -> Vec<PendingSave> {
+        let (finished, waiting) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|p| p.handle.is_finished());
+        self.pending = waiting;
+        finished
+    }
+}
+
+/// Reports each background save that finished since the last frame, as [`Saved`] or
+/// [`SaveFailed`] (a message and an observer event). A save replaced by a newer one to the same
+/// slot before it started is not reported: the newer one is.
+fn report_finished_saves(world: &mut World) {
+    let Some(mut manager) = world.get_resource_mut::<SaveManager>() else {
+        return;
+    };
+    for done in manager.take_finished() {
+        match done.handle.wait() {
+            Ok(report) => {
+                let saved = Saved {
+                    slot: report.slot,
+                    report,
+                    entities: done.entities,
+                    unsaved_references: done.unsaved_references,
+                };
+                world.write_message(saved.clone());
+                world.trigger(saved);
+            }
+            Err(savegame::Error::Superseded) => {}
+            Err(e) => report_save_failed(world, done.target, Arc::new(SaveError::from(e))),
+        }
+    }
+}
+
+/// The autosave timer: how often, and how much game time since the last autosave. A game may
+/// change [`interval`](Self::interval) at run time (`None` stops autosaving).
+#[derive(Resource, Debug, Clone)]
+pub struct Autosave {
+    /// Autosave after this much game time; `None`: never.
+    pub interval: Option<Duration>,
+    /// Game time since the last autosave (or since the start).
+    pub elapsed: Duration,
+}
+
+/// Counts game time and autosaves when the interval is reached, at the end of the frame.
+fn autosave(world: &mut World) {
+    let delta = world
+        .get_resource::<Time>()
+        .map_or(Duration::ZERO, Time::delta);
+    let Some(mut timer) = world.get_resource_mut::<Autosave>() else {
+        return;
+    };
+    let Some(interval) = timer.interval else {
+        return;
+    };
+    timer.elapsed += delta;
+    if timer.elapsed < interval {
+        return;
+    }
+    timer.elapsed = Duration::ZERO;
+    SaveCommand::autosave().run(world);
+}

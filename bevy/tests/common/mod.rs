@@ -1,0 +1,156 @@
+//! What the tests share: a headless app (the `MinimalPlugins` subset: task pools, time), the
+//! test world's types, and the messages an app received.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use bevy_app::{App, TaskPoolPlugin};
+use bevy_ecs::message::{Message, Messages};
+use bevy_ecs::prelude::*;
+use bevy_time::TimePlugin;
+use savegame::{Key, ManagerBuilder, SaveLoadManager};
+use savegame_bevy::{SaveManager, Saveable, SavegameApp, SavegamePlugin};
+use serde::{Deserialize, Serialize};
+
+/// The key of every test manager.
+pub const KEY: [u8; 32] = *b"savegame-bevy tests; not secret!";
+
+#[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Position {
+    pub x: f32,
+    pub y: f32,
+}
+
+#[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Health {
+    pub current: u32,
+    pub max: u32,
+}
+
+/// An entity reference, mapped through `#[entities]`.
+#[derive(Component, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    #[entities]
+    pub entity: Entity,
+}
+
+/// A string, so a dump can be searched for it.
+#[derive(Component, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Label(pub String);
+
+/// Not registered: a visual.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Mesh(pub String);
+
+/// Not registered, on unsaved entities.
+#[derive(Component, Clone, Debug, PartialEq)]
+pub struct Camera(pub String);
+
+#[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Score(pub u64);
+
+#[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    pub name: String,
+    pub seed: u64,
+}
+
+/// A resource with an entity reference (`MapEntities` lets the derive see `#[entities]`).
+#[derive(
+    Resource, bevy_ecs::entity::MapEntities, Clone, Copy, Debug, PartialEq, Serialize, Deserialize,
+)]
+pub struct Focus {
+    #[entities]
+    pub entity: Entity,
+}
+
+/// A manager builder over `dir` with the test key.
+pub fn builder(dir: &Path) -> ManagerBuilder {
+    SaveLoadManager::builder()
+        .directory(dir)
+        .key(Key::from_bytes(KEY))
+}
+
+/// A headless app with the plugin over `builder` and the test types registered.
+pub fn app_with(builder: ManagerBuilder) -> App {
+    let plugin = match SavegamePlugin::new(builder) {
+        Ok(plugin) => plugin,
+        Err(e) => panic!("the manager does not build: {e}"),
+    };
+    let mut app = App::new();
+    app.add_plugins((TaskPoolPlugin::default(), TimePlugin))
+        .add_plugins(plugin)
+        .save_component::<Position>()
+        .save_component::<Health>()
+        .save_component::<Target>()
+        .save_component::<Label>()
+        .save_resource::<Score>()
+        .save_resource::<Level>()
+        .save_resource::<Focus>();
+    app.finish();
+    app.cleanup();
+    app
+}
+
+pub fn app(dir: &Path) -> App {
+    app_with(builder(dir))
+}
+
+/// Waits for the manager's background saves, then runs a frame so they are reported.
+pub fn settle(app: &mut App) {
+    let unclaimed = app.world().resource::<SaveManager>().manager().flush();
+    assert!(unclaimed.is_empty(), "{unclaimed:?}");
+    app.update();
+}
+
+/// Every message of type `M` still in the app's buffers.
+pub fn messages<M: Message + Clone>(app: &App) -> Vec<M> {
+    let messages = app.world().resource::<Messages<M>>();
+    messages
+        .iter_current_update_messages()
+        .cloned()
+        .collect::<Vec<_>>()
+}
+
+/// Every message of type `M` the app received since the last call (a reader kept in the app).
+pub fn drain<M: Message + Clone>(app: &mut App) -> Vec<M> {
+    let mut messages = app.world_mut().resource_mut::<Messages<M>>();
+    messages.drain().collect()
+}
+
+/// The world: entities in groups of ten, the first of each the parent of the other nine;
+/// every entity targets the previous one (the first targets the camera, which is not saved);
+/// every third has health, every fifth a label; all have a mesh (not registered).
+pub fn build_world(world: &mut World, entities: usize) -> Entity {
+    let camera = world.spawn(Camera("main".into())).id();
+    let mut previous = camera;
+    let mut parent = None;
+    for i in 0..entities {
+        let mut entity = world.spawn((
+            Saveable,
+            Position {
+                x: i as f32 * 0.5,
+                y: -(i as f32),
+            },
+            Target { entity: previous },
+            Mesh(format!("mesh-{i}")),
+        ));
+        if i % 3 == 0 {
+            entity.insert(Health {
+                current: (i % 97) as u32,
+                max: 100,
+            });
+        }
+        if i % 5 == 0 {
+            entity.insert(Label(format!("entity {i}")));
+        }
+        if i % 10 == 0 {
+            parent = Some(entity.id());
+        } else if let Some(parent) = parent {
+            entity.insert(ChildOf(parent));
+        }
+        previous = entity.id();
+    }
+    camera
+}

@@ -158,6 +158,9 @@
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cloud")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
+pub mod cloud;
 pub mod codec;
 pub mod compression;
 pub mod crypto;

@@ -38,7 +38,7 @@ pub(super) struct Side<'a> {
 pub(super) enum Outcome {
     /// A snapshot holding both sides' changes, and the ids each side's change came from.
     Merged {
-        snapshot: Snapshot,
+        snapshot: Box<Snapshot>,
         from_local: Vec<String>,
         from_remote: Vec<String>,
     },
@@ -122,7 +122,7 @@ pub(super) fn merge(
     }
     *merged.metadata_mut() = merged_metadata(local.header, remote.header, device);
     Outcome::Merged {
-        snapshot: merged,
+        snapshot: Box::new(merged),
         from_local,
         from_remote,
     }
@@ -168,12 +168,19 @@ mod tests {
         Snapshot::open_file(bytes, None).unwrap()
     }
 
-    fn run(a: Option<&(Header, Snapshot)>, l: &(Header, Snapshot), r: &(Header, Snapshot)) -> Outcome {
-        let side = |f: &(Header, Snapshot)| Side {
+    fn side(f: &(Header, Snapshot)) -> Side<'_> {
+        Side {
             snapshot: &f.1,
             header: &f.0,
-        };
-        merge(a.map(|f| Side { snapshot: &f.1, header: &f.0 }), &side(l), &side(r), "desk")
+        }
+    }
+
+    fn run(
+        a: Option<&(Header, Snapshot)>,
+        l: &(Header, Snapshot),
+        r: &(Header, Snapshot),
+    ) -> Outcome {
+        merge(a.map(side), &side(l), &side(r), "desk")
     }
 
     #[test]

@@ -680,13 +680,13 @@ impl Inner {
             }
             Outcome::Conflict { ids, reason } => {
                 self.write_record(&conflict_name(&name), &tag, &bytes)?;
-                Ok(Some(SlotSync::Conflict(Conflict {
+                Ok(Some(SlotSync::Conflict(Box::new(Conflict {
                     slot,
                     local: Version::of(&local.header),
                     remote: Version::of(&remote_header),
                     ids,
                     reason,
-                })))
+                }))))
             }
         }
     }

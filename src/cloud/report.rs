@@ -84,7 +84,7 @@ pub enum SlotSync {
     /// Both changed; the changes were merged (see [`Merged`]).
     Merged(Merged),
     /// Both changed the same mementos (see [`Conflict`]).
-    Conflict(Conflict),
+    Conflict(Box<Conflict>),
 }
 
 /// What a [`sync`](super::CloudSync::sync) moved, slot by slot.
@@ -119,7 +119,7 @@ impl SyncReport {
             Ok(SlotSync::Pushed) => self.pushed.push(slot),
             Ok(SlotSync::Pulled) => self.pulled.push(slot),
             Ok(SlotSync::Merged(m)) => self.merged.push(m),
-            Ok(SlotSync::Conflict(c)) => self.conflicts.push(c),
+            Ok(SlotSync::Conflict(c)) => self.conflicts.push(*c),
             Err(e) => self.failed.push((slot, e)),
         }
     }

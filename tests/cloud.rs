@@ -440,3 +440,44 @@ fn a_save_syncs_in_the_background_after_it_is_written() {
     assert_eq!(b.load(4, "n"), 9);
 }
 
+
+#[test]
+fn an_upload_whose_record_was_lost_is_recognised_not_merged_or_duplicated() {
+    let server = Server::start();
+    let a = Device::new(&server.endpoint(), "desk");
+    a.save(1, "one", &[("n", 1)]);
+    assert_eq!(a.sync().pushed, [SlotId::Numbered(1)]);
+    // A crash after the PUT and before the record was written: the record is gone.
+    let path = a.manager().path_of(SlotId::Numbered(1));
+    std::fs::remove_file(savegame::slot::synced_name(&path.to_string_lossy())).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(a.sync().unchanged, [SlotId::Numbered(1)]);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "no merge rewrote the save");
+    assert_eq!(a.sync().unchanged, [SlotId::Numbered(1)]);
+}
+
+#[test]
+fn incremental_saves_are_compacted_into_the_object_they_sync_as() {
+    let server = Server::start();
+    let (a, b) = (
+        Device::new(&server.endpoint(), "desk"),
+        Device::new(&server.endpoint(), "deck"),
+    );
+    let mut base = a.cloud.snapshot().with_label("base");
+    base.capture_memento("player", &1u64).unwrap();
+    base.capture_memento("world", &noise(64 << 10, 5)).unwrap();
+    a.cloud.save(SlotId::Numbered(1), &base).unwrap();
+    let mut changes = a.cloud.snapshot().with_label("delta");
+    changes.capture_memento("player", &2u64).unwrap();
+    let delta = a
+        .manager()
+        .save_incremental(SlotId::Numbered(1), &changes)
+        .unwrap();
+    assert!(delta.compacted.is_none(), "the delta stays a delta until the sync");
+    assert_eq!(a.sync().pushed, [SlotId::Numbered(1)]);
+    assert_eq!(b.sync().pulled, [SlotId::Numbered(1)]);
+    assert_eq!(b.load(1, "player"), 2);
+    let loaded = b.manager().load(SlotId::Numbered(1)).unwrap();
+    assert_eq!(loaded.snapshot.memento::<Vec<u8>>("world").unwrap(), noise(64 << 10, 5));
+    assert_eq!(loaded.snapshot.metadata().label, "delta");
+}

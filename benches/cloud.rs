@@ -98,7 +98,9 @@ fn bench(c: &mut Criterion) {
     println!("cloud round trip: the save file is {size} bytes");
     let mut seed = 1;
     let mut group = c.benchmark_group("cloud_round_trip");
-    group.sample_size(20).measurement_time(Duration::from_secs(20));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(20));
     group.bench_function("savegame sync up and down (4.66 MB)", |bench| {
         bench.iter_batched(
             || {
@@ -139,7 +141,9 @@ fn bench(c: &mut Criterion) {
     }
     assert!(menu.sync().unwrap().is_complete());
     let mut group = c.benchmark_group("cloud_load_menu");
-    group.sample_size(20).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
     group.bench_function("remote_slots over 100 slots (ranged GETs)", |bench| {
         bench.iter(|| assert_eq!(menu.remote_slots().unwrap().len(), 100));
     });
@@ -148,7 +152,8 @@ fn bench(c: &mut Criterion) {
         bench.iter(|| {
             runtime.block_on(async {
                 for n in 1..=100 {
-                    let path = Path::from(format!("bench/menu/{}", SlotId::Numbered(n).file_name()));
+                    let path =
+                        Path::from(format!("bench/menu/{}", SlotId::Numbered(n).file_name()));
                     whole.get(&path).await.unwrap().bytes().await.unwrap();
                 }
             })

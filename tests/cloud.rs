@@ -108,13 +108,19 @@ fn the_server_refuses_a_stale_if_match_put_and_a_create_over_an_object() {
         // The ETag device A last saw is stale now: If-Match must fail with 412.
         let refused = put(PutMode::Update(stale), b"three").await;
         assert!(
-            matches!(refused, Err(savegame::cloud::object_store::Error::Precondition { .. })),
+            matches!(
+                refused,
+                Err(savegame::cloud::object_store::Error::Precondition { .. })
+            ),
             "{refused:?}"
         );
         // If-None-Match: * on an existing object fails too.
         let refused = put(PutMode::Create, b"four").await;
         assert!(
-            matches!(refused, Err(savegame::cloud::object_store::Error::AlreadyExists { .. })),
+            matches!(
+                refused,
+                Err(savegame::cloud::object_store::Error::AlreadyExists { .. })
+            ),
             "{refused:?}"
         );
         let got = store.get(&path).await.unwrap().bytes().await.unwrap();
@@ -134,7 +140,8 @@ fn a_save_synced_on_one_device_loads_on_another() {
     assert_eq!(report.pushed, [SlotId::Numbered(1)]);
     // The object is the file on disk, byte for byte: sealed, the key never sent.
     let on_disk = std::fs::read(a.manager().path_of(SlotId::Numbered(1))).unwrap();
-    let object = std::fs::read(server.root().join(BUCKET).join(PREFIX).join("slot-001.sav")).unwrap();
+    let object =
+        std::fs::read(server.root().join(BUCKET).join(PREFIX).join("slot-001.sav")).unwrap();
     assert_eq!(object, on_disk);
 
     let report = b.sync();
@@ -176,7 +183,10 @@ fn offline_changes_to_different_mementos_are_merged() {
     assert_eq!((b.load(1, "player"), b.load(1, "world")), (2, 3));
     // B's merge is in the cloud: A pulls it.
     assert_eq!(a.sync().pulled, [SlotId::Numbered(1)]);
-    assert_eq!((a.load(1, "player"), a.load(1, "world"), a.load(1, "quests")), (2, 3, 1));
+    assert_eq!(
+        (a.load(1, "player"), a.load(1, "world"), a.load(1, "quests")),
+        (2, 3, 1)
+    );
     assert_eq!(b.sync().unchanged, [SlotId::Numbered(1)]);
 }
 
@@ -209,10 +219,14 @@ fn the_same_memento_changed_on_both_devices_is_a_conflict_that_keeps_both() {
     assert_eq!(b.sync().conflicts.len(), 1);
 
     // B's player keeps B's run: it goes to the cloud, A's run stays as B's newest backup.
-    assert_eq!(b.cloud.resolve(SlotId::Numbered(1), Keep::Local).unwrap(), SlotSync::Pushed);
-    let backup = std::fs::read(
-        savegame::slot::backup_name(&b.manager().path_of(SlotId::Numbered(1)).to_string_lossy(), 1),
-    )
+    assert_eq!(
+        b.cloud.resolve(SlotId::Numbered(1), Keep::Local).unwrap(),
+        SlotSync::Pushed
+    );
+    let backup = std::fs::read(savegame::slot::backup_name(
+        &b.manager().path_of(SlotId::Numbered(1)).to_string_lossy(),
+        1,
+    ))
     .unwrap();
     let (header, kept) = savegame::Snapshot::open_file(backup, Some(&key())).unwrap();
     assert_eq!(header.metadata.label, "A's run");
@@ -220,9 +234,10 @@ fn the_same_memento_changed_on_both_devices_is_a_conflict_that_keeps_both() {
     // A pulls B's run; its own becomes its newest backup.
     assert_eq!(a.sync().pulled, [SlotId::Numbered(1)]);
     assert_eq!(a.load(1, "player"), 3);
-    let backup = std::fs::read(
-        savegame::slot::backup_name(&a.manager().path_of(SlotId::Numbered(1)).to_string_lossy(), 1),
-    )
+    let backup = std::fs::read(savegame::slot::backup_name(
+        &a.manager().path_of(SlotId::Numbered(1)).to_string_lossy(),
+        1,
+    ))
     .unwrap();
     let (header, _) = savegame::Snapshot::open_file(backup, Some(&key())).unwrap();
     assert_eq!(header.metadata.label, "A's run");
@@ -241,7 +256,10 @@ fn keeping_the_remote_side_of_a_conflict_keeps_the_local_one_as_a_backup() {
     a.sync();
     // No common ancestor, the same memento: a conflict.
     assert_eq!(b.sync().conflicts.len(), 1);
-    assert_eq!(b.cloud.resolve(SlotId::Numbered(2), Keep::Remote).unwrap(), SlotSync::Pulled);
+    assert_eq!(
+        b.cloud.resolve(SlotId::Numbered(2), Keep::Remote).unwrap(),
+        SlotSync::Pulled
+    );
     assert_eq!(b.load(2, "player"), 5);
     let info = b.manager().info(SlotId::Numbered(2)).unwrap();
     assert_eq!(info.backups, 1);
@@ -287,7 +305,11 @@ fn a_cut_off_upload_and_a_server_stopped_mid_sync_lose_nothing() {
     proxy.cut_after(1 << 20);
     let report = a.sync();
     assert_eq!(report.failed.len(), 1, "{report:?}");
-    assert!(matches!(report.failed[0].1, Error::Cloud { .. }), "{:?}", report.failed[0].1);
+    assert!(
+        matches!(report.failed[0].1, Error::Cloud { .. }),
+        "{:?}",
+        report.failed[0].1
+    );
     // The local save loads; the cloud still holds v1, whole (no half upload is visible).
     assert_eq!(a.load(1, "n"), 2);
     proxy.cut_after(0);
@@ -305,7 +327,9 @@ fn a_cut_off_upload_and_a_server_stopped_mid_sync_lose_nothing() {
     for n in 10..22u32 {
         let mut snapshot = a.cloud.snapshot().with_label(format!("slot {n}"));
         snapshot.capture_memento("n", &u64::from(n)).unwrap();
-        snapshot.capture_memento("blob", &noise(512 << 10, u64::from(n))).unwrap();
+        snapshot
+            .capture_memento("blob", &noise(512 << 10, u64::from(n)))
+            .unwrap();
         a.cloud.save(SlotId::Numbered(n), &snapshot).unwrap();
     }
     {
@@ -313,9 +337,20 @@ fn a_cut_off_upload_and_a_server_stopped_mid_sync_lose_nothing() {
         proxy.on_bytes(2 << 20, move || server.lock().unwrap().kill());
     }
     let report = a.sync();
-    assert!(!report.failed.is_empty(), "the server was killed mid-sync: {report:?}");
-    assert!(report.failed.iter().all(|(_, e)| matches!(e, Error::Cloud { .. })));
-    assert!(!report.pushed.is_empty(), "some slots went up before the kill: {report:?}");
+    assert!(
+        !report.failed.is_empty(),
+        "the server was killed mid-sync: {report:?}"
+    );
+    assert!(
+        report
+            .failed
+            .iter()
+            .all(|(_, e)| matches!(e, Error::Cloud { .. }))
+    );
+    assert!(
+        !report.pushed.is_empty(),
+        "some slots went up before the kill: {report:?}"
+    );
     for n in 10..22 {
         assert_eq!(a.load(n, "n"), u64::from(n));
     }
@@ -324,7 +359,11 @@ fn a_cut_off_upload_and_a_server_stopped_mid_sync_lose_nothing() {
     proxy.retarget(restarted.port());
     let report = a.sync();
     assert!(report.is_complete(), "{report:?}");
-    assert_eq!(report.pushed.len() + report.unchanged.len(), 13, "{report:?}");
+    assert_eq!(
+        report.pushed.len() + report.unchanged.len(),
+        13,
+        "{report:?}"
+    );
     // Another device gets every slot, whole: nothing lost, nothing twice.
     let c = Device::new(&restarted.endpoint(), "tablet");
     let report = c.sync();
@@ -348,8 +387,11 @@ fn a_damaged_or_foreign_remote_save_is_refused_and_never_replaces_the_local_one(
     // Objects are replaced through the S3 API (so their ETag changes, as for any upload).
     let raw = store(&server.endpoint());
     let upload = |bytes: Vec<u8>| {
-        block_on(raw.put(&Path::from(format!("{PREFIX}/slot-001.sav")), PutPayload::from(bytes)))
-            .unwrap();
+        block_on(raw.put(
+            &Path::from(format!("{PREFIX}/slot-001.sav")),
+            PutPayload::from(bytes),
+        ))
+        .unwrap();
     };
 
     // A bit flipped.
@@ -360,19 +402,34 @@ fn a_damaged_or_foreign_remote_save_is_refused_and_never_replaces_the_local_one(
     upload(flipped);
     let report = b.sync();
     assert_eq!(report.failed.len(), 1, "{report:?}");
-    assert!(matches!(report.failed[0].1, Error::ChecksumMismatch { .. }), "{:?}", report.failed[0].1);
+    assert!(
+        matches!(report.failed[0].1, Error::ChecksumMismatch { .. }),
+        "{:?}",
+        report.failed[0].1
+    );
     assert_eq!(b.load(1, "n"), 1);
     // A device with nothing local refuses it too, and writes nothing.
     let fresh = Device::new(&server.endpoint(), "new");
     let report = fresh.sync();
-    assert!(matches!(&report.failed[..], [(_, Error::ChecksumMismatch { .. })]), "{report:?}");
+    assert!(
+        matches!(&report.failed[..], [(_, Error::ChecksumMismatch { .. })]),
+        "{report:?}"
+    );
     assert!(!fresh.manager().exists(SlotId::Numbered(1)).unwrap());
 
     // Another player's save, with the same game key, copied into this player's folder.
     let mallory = Device::with(&server.endpoint(), "evil", "players/mallory", key());
     mallory.save(1, "not yours", &[("n", 666)]);
     mallory.sync();
-    upload(std::fs::read(server.root().join(BUCKET).join("players/mallory/slot-001.sav")).unwrap());
+    upload(
+        std::fs::read(
+            server
+                .root()
+                .join(BUCKET)
+                .join("players/mallory/slot-001.sav"),
+        )
+        .unwrap(),
+    );
     let report = b.sync();
     assert!(
         matches!(&report.failed[..], [(_, Error::ForeignSave { found, .. })] if found == "players/mallory"),
@@ -381,12 +438,20 @@ fn a_damaged_or_foreign_remote_save_is_refused_and_never_replaces_the_local_one(
     assert_eq!(b.load(1, "n"), 1);
 
     // A save sealed with another key: the same error as a local file under a wrong key.
-    let stranger = Device::with(&server.endpoint(), "x", "players/bob", Key::from_bytes([9; 32]));
+    let stranger = Device::with(
+        &server.endpoint(),
+        "x",
+        "players/bob",
+        Key::from_bytes([9; 32]),
+    );
     stranger.save(1, "bob", &[("n", 2)]);
     stranger.sync();
     upload(std::fs::read(server.root().join(BUCKET).join("players/bob/slot-001.sav")).unwrap());
     let report = b.sync();
-    assert!(matches!(&report.failed[..], [(_, Error::Decrypt)]), "{report:?}");
+    assert!(
+        matches!(&report.failed[..], [(_, Error::Decrypt)]),
+        "{report:?}"
+    );
     assert_eq!(b.load(1, "n"), 1);
 
     // Another slot's file under this slot's name.
@@ -440,7 +505,6 @@ fn a_save_syncs_in_the_background_after_it_is_written() {
     assert_eq!(b.load(4, "n"), 9);
 }
 
-
 #[test]
 fn an_upload_whose_record_was_lost_is_recognised_not_merged_or_duplicated() {
     let server = Server::start();
@@ -452,7 +516,11 @@ fn an_upload_whose_record_was_lost_is_recognised_not_merged_or_duplicated() {
     std::fs::remove_file(savegame::slot::synced_name(&path.to_string_lossy())).unwrap();
     let before = std::fs::read(&path).unwrap();
     assert_eq!(a.sync().unchanged, [SlotId::Numbered(1)]);
-    assert_eq!(std::fs::read(&path).unwrap(), before, "no merge rewrote the save");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "no merge rewrote the save"
+    );
     assert_eq!(a.sync().unchanged, [SlotId::Numbered(1)]);
 }
 
@@ -473,11 +541,17 @@ fn incremental_saves_are_compacted_into_the_object_they_sync_as() {
         .manager()
         .save_incremental(SlotId::Numbered(1), &changes)
         .unwrap();
-    assert!(delta.compacted.is_none(), "the delta stays a delta until the sync");
+    assert!(
+        delta.compacted.is_none(),
+        "the delta stays a delta until the sync"
+    );
     assert_eq!(a.sync().pushed, [SlotId::Numbered(1)]);
     assert_eq!(b.sync().pulled, [SlotId::Numbered(1)]);
     assert_eq!(b.load(1, "player"), 2);
     let loaded = b.manager().load(SlotId::Numbered(1)).unwrap();
-    assert_eq!(loaded.snapshot.memento::<Vec<u8>>("world").unwrap(), noise(64 << 10, 5));
+    assert_eq!(
+        loaded.snapshot.memento::<Vec<u8>>("world").unwrap(),
+        noise(64 << 10, 5)
+    );
     assert_eq!(loaded.snapshot.metadata().label, "delta");
 }

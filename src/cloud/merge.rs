@@ -189,7 +189,12 @@ mod tests {
         let l = file(&[("p", 2), ("q", 1), ("gone", 1)], "local", 30);
         std::thread::sleep(Duration::from_millis(5));
         let r = file(&[("p", 1), ("q", 5), ("new", 9)], "remote", 20);
-        let Outcome::Merged { snapshot, from_local, from_remote } = run(Some(&a), &l, &r) else {
+        let Outcome::Merged {
+            snapshot,
+            from_local,
+            from_remote,
+        } = run(Some(&a), &l, &r)
+        else {
             panic!("expected a merge");
         };
         assert_eq!(snapshot.memento::<u32>("p").unwrap(), 2);

@@ -527,7 +527,12 @@ impl Inner {
     fn read_record(&self, name: &str) -> Result<Option<(record::Preamble, Vec<u8>)>> {
         let bytes = self
             .storage()
-            .read(name, self.manager.max_file_size().saturating_add(record::MAX_PREAMBLE as u64))
+            .read(
+                name,
+                self.manager
+                    .max_file_size()
+                    .saturating_add(record::MAX_PREAMBLE as u64),
+            )
             .map_err(|e| Error::io(self.storage().locate(name), e))?;
         Ok(bytes.and_then(|b| record::decode(b).ok()))
     }

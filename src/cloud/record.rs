@@ -109,7 +109,9 @@ pub(super) fn decode(mut bytes: Vec<u8>) -> Result<(Preamble, Vec<u8>)> {
     let (preamble, start) = preamble(&bytes)?;
     let file = bytes.split_off(start);
     if FileStamp::of(&file)? != preamble.stamp {
-        return Err(Error::malformed("the sync record's file is not the one it names"));
+        return Err(Error::malformed(
+            "the sync record's file is not the one it names",
+        ));
     }
     Ok((preamble, file))
 }
@@ -117,7 +119,7 @@ pub(super) fn decode(mut bytes: Vec<u8>) -> Result<(Preamble, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Snapshot, SlotId};
+    use crate::{SlotId, Snapshot};
 
     fn file() -> Vec<u8> {
         let mut s = Snapshot::new(crate::Codec::Json);

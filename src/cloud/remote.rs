@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use object_store::path::Path;
 use object_store::{
-    GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
-    PutPayload, UpdateVersion,
+    GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload,
+    UpdateVersion,
 };
 
 use crate::error::{Error, Result};
@@ -204,7 +204,12 @@ impl Remote {
 
     /// Puts `bytes` as `slot`'s object if it is as `expect` says: the new tag, or `None` when
     /// the object is not (another device wrote it since this one looked).
-    pub(super) async fn put(&self, slot: SlotId, bytes: &[u8], expect: &Expect) -> Result<Option<Tag>> {
+    pub(super) async fn put(
+        &self,
+        slot: SlotId,
+        bytes: &[u8],
+        expect: &Expect,
+    ) -> Result<Option<Tag>> {
         let path = self.path(slot);
         let payload = PutPayload::from(bytes.to_vec());
         let options = || PutOptions {
@@ -226,7 +231,8 @@ impl Remote {
                 version: put.version,
             })),
             Err(
-                object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. },
+                object_store::Error::Precondition { .. }
+                | object_store::Error::AlreadyExists { .. },
             ) => Ok(None),
             Err(e) => Err(Self::error("upload", &path, e)),
         }

@@ -53,7 +53,11 @@ impl S3 {
     }
 
     /// The access key id and secret access key.
-    pub fn credentials(mut self, access_key_id: impl Into<String>, secret: impl Into<String>) -> Self {
+    pub fn credentials(
+        mut self,
+        access_key_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
         self.builder = self
             .builder
             .with_access_key_id(access_key_id)

@@ -92,8 +92,10 @@ impl Worker {
                                 .unwrap_or_else(PoisonError::into_inner)
                                 .push(report),
                         }
-                        let mut pending =
-                            shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                        let mut pending = shared
+                            .pending
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner);
                         *pending = pending.saturating_sub(1);
                         shared.idle.notify_all();
                     }

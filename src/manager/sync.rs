@@ -65,7 +65,11 @@ impl SaveLoadManager {
     /// Opens one whole file of `slot` with every check a load makes of it (CRC, header,
     /// decryption or tag, table of contents, its slot, its schema version, its sealing),
     /// without migrating it.
-    pub(crate) fn open_slot_file(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Header, Snapshot)> {
+    pub(crate) fn open_slot_file(
+        &self,
+        slot: SlotId,
+        bytes: Vec<u8>,
+    ) -> Result<(Header, Snapshot)> {
         let (snapshot, header) = self.engine.files.open_base(slot, bytes)?;
         Ok((header, snapshot))
     }
@@ -123,10 +127,9 @@ impl SaveLoadManager {
             }
             Replacement::Snapshot(snapshot) => {
                 self.engine.save_locked(slot, snapshot)?;
-                files
-                    .read(&name)?
-                    .map(Some)
-                    .ok_or_else(|| Error::malformed("the merged save vanished after it was written"))
+                files.read(&name)?.map(Some).ok_or_else(|| {
+                    Error::malformed("the merged save vanished after it was written")
+                })
             }
         }
     }

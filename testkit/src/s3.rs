@@ -8,8 +8,8 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The access key the server is started with.
@@ -224,7 +224,9 @@ impl Proxy {
     pub fn on_bytes(&self, bytes: u64, hook: impl FnOnce() + Send + 'static) {
         *self.state.hook.lock().unwrap() = Some(Box::new(hook));
         let now = self.state.sent.load(Ordering::SeqCst);
-        self.state.hook_after.store(now + bytes.max(1), Ordering::SeqCst);
+        self.state
+            .hook_after
+            .store(now + bytes.max(1), Ordering::SeqCst);
     }
 }
 

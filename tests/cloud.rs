@@ -11,7 +11,7 @@ use savegame::cloud::object_store::{
 };
 use savegame::cloud::{CloudSync, Keep, S3, SlotSync};
 use savegame::{Error, Key, SaveLoadManager, SlotId};
-use savegame_testkit::s3::{ACCESS_KEY, BUCKET, Proxy, SECRET_KEY, Server};
+use savegame_testkit::s3::{ACCESS_KEY, BUCKET, Proxy, SECRET_KEY, Server, noise};
 use tempfile::TempDir;
 
 const PREFIX: &str = "players/alice";
@@ -268,19 +268,6 @@ fn keeping_the_remote_side_of_a_conflict_keeps_the_local_one_as_a_backup() {
         b.cloud.resolve(SlotId::Numbered(2), Keep::Remote),
         Err(Error::SlotEmpty { .. })
     ));
-}
-
-/// Bytes that do not compress.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 #[test]

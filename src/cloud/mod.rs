@@ -349,7 +349,7 @@ impl CloudSync {
         use futures_util::StreamExt;
         let remote = &self.inner.remote;
         self.inner.block_on(async {
-            let listed = remote.list().await?;
+            let listed = remote.list(false).await?;
             let heads = futures_util::stream::iter(listed)
                 .map(|(slot, size, _)| async move {
                     let header = read_remote_header(remote, slot, size).await;
@@ -429,7 +429,7 @@ impl Inner {
     pub(crate) fn sync(&self, only: Option<SlotId>) -> Result<SyncReport> {
         let _one = lock(&self.syncing);
         let mut report = SyncReport::default();
-        let remote = self.block_on(self.remote.list())?;
+        let remote = self.block_on(self.remote.list(true))?;
         let listing = self
             .storage()
             .list()
@@ -484,6 +484,9 @@ impl Inner {
                 },
             };
             if let Some(done) = settled {
+                if !matches!(done, SlotSync::Conflict(_)) {
+                    self.drop_conflict_copy(&name)?;
+                }
                 return Ok(done);
             }
             // The other side moved under this round: look again.
@@ -494,6 +497,19 @@ impl Inner {
             object: self.remote.path(slot).to_string(),
             source: format!("the slot kept changing during {ROUNDS} rounds of sync").into(),
         })
+    }
+
+    /// Removes the copy of a conflict that a later merge, pull or push has settled: the copy
+    /// names a remote version the cloud has moved on from, and a resolve with it could only
+    /// fail its `If-Match`.
+    fn drop_conflict_copy(&self, name: &str) -> Result<()> {
+        let copy = conflict_name(name);
+        let storage = self.storage();
+        let io = |e| Error::io(storage.locate(&copy), e);
+        if storage.read_head(&copy, 0).map_err(io)?.is_some() {
+            storage.delete(&copy).map_err(io)?;
+        }
+        Ok(())
     }
 
     /// Compacts a slot's incremental saves into one file: a slot is one object.

@@ -112,10 +112,11 @@ impl Remote {
     }
 
     /// Every slot's primary object under the prefix, with its size and tag. Objects that are
-    /// not a slot's primary file (backups, other tools' files) are left out. Where the listing
-    /// gives no ETag (some S3-compatible servers leave it out), each such object is asked for
-    /// its own with a HEAD, concurrently.
-    pub(super) async fn list(&self) -> Result<Vec<(SlotId, u64, Tag)>> {
+    /// not a slot's primary file (backups, other tools' files) are left out. With `tags`,
+    /// where the listing gives no ETag (some S3-compatible servers leave it out), each such
+    /// object is asked for its own with a HEAD, concurrently; without, the tags may be empty
+    /// (a load menu needs none).
+    pub(super) async fn list(&self, tags: bool) -> Result<Vec<(SlotId, u64, Tag)>> {
         use futures_util::{StreamExt, TryStreamExt};
         let listed: Vec<ObjectMeta> = self
             .retry(|| self.store.list(Some(&self.prefix)).try_collect())
@@ -135,7 +136,7 @@ impl Remote {
             .collect();
         let mut slots: Vec<(SlotId, u64, Tag)> = futures_util::stream::iter(slots)
             .map(|(slot, size, tag)| async move {
-                if tag.e_tag.is_some() || tag.version.is_some() {
+                if !tags || tag.e_tag.is_some() || tag.version.is_some() {
                     return Ok::<_, Error>(Some((slot, size, tag)));
                 }
                 // Gone since the listing: left out, as if listed a moment later.

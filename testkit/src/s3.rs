@@ -280,3 +280,16 @@ fn forward(client: TcpStream, state: &Arc<ProxyState>) {
     let _ = client_r.shutdown(Shutdown::Both);
     let _ = back.join();
 }
+
+/// `len` bytes that do not compress (xorshift from `seed`): saves whose size is what it says.
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}

@@ -14,7 +14,7 @@
 //!   `If-Match` on the ETag this device last saw
 //!   ([`PutMode::Update`](object_store::PutMode::Update)): two devices never overwrite each
 //!   other unseen. What the device last saw is kept beside the slot, in its record
-//!   ([`synced_name`](crate::slot::synced_name)): the object's ETag and version, and a copy of
+//!   ([`synced_name`]): the object's ETag and version, and a copy of
 //!   the file, the common ancestor of the next merge.
 //! - **Both changed.** When the local save and the remote one both changed since the last
 //!   sync, the mementos are compared with the ancestor's, one by one

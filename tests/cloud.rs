@@ -80,6 +80,14 @@ impl Device {
     }
 }
 
+#[test]
+fn a_sync_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<CloudSync>();
+    send::<savegame::cloud::SyncHandle>();
+}
+
 fn block_on<F: Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -148,6 +156,11 @@ fn a_save_synced_on_one_device_loads_on_another() {
     assert_eq!(report.pulled, [SlotId::Numbered(1)]);
     assert_eq!(b.load(1, "player"), 10);
     assert_eq!(b.load(1, "world"), 20);
+    // One slot alone, from a HEAD rather than a listing.
+    assert_eq!(
+        b.cloud.sync_slot(SlotId::Numbered(1)).unwrap(),
+        SlotSync::Unchanged
+    );
     // Nothing changed since: both are unchanged.
     assert_eq!(a.sync().unchanged, [SlotId::Numbered(1)]);
     assert_eq!(b.sync().unchanged, [SlotId::Numbered(1)]);

@@ -204,6 +204,36 @@ fn offline_changes_to_different_mementos_are_merged() {
 }
 
 #[test]
+fn a_device_that_writes_between_anothers_look_and_put_is_never_overwritten_unseen() {
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let a = Arc::new(Device::new(&server.endpoint(), "desk"));
+    let b = Device::new(&proxy.endpoint(), "deck");
+    a.save(1, "start", &[("player", 1), ("world", 1)]);
+    a.sync();
+    b.sync();
+    a.save(1, "A played", &[("player", 2), ("world", 1)]);
+    b.save(1, "B played", &[("player", 1), ("world", 3)]);
+    // B looks (the cloud holds "start"), then, just before B's If-Match PUT reaches the
+    // server, A uploads its own change.
+    let raced = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        let (a, raced) = (Arc::clone(&a), Arc::clone(&raced));
+        proxy.before_put(move || {
+            assert_eq!(a.sync().pushed, [SlotId::Numbered(1)]);
+            raced.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
+    let report = b.sync();
+    assert!(raced.load(std::sync::atomic::Ordering::SeqCst));
+    // B's stale If-Match was refused; B looked again and merged A's change in.
+    assert_eq!(report.merged.len(), 1, "{report:?}");
+    assert_eq!((b.load(1, "player"), b.load(1, "world")), (2, 3));
+    assert_eq!(a.sync().pulled, [SlotId::Numbered(1)]);
+    assert_eq!((a.load(1, "player"), a.load(1, "world")), (2, 3));
+}
+
+#[test]
 fn the_same_memento_changed_on_both_devices_is_a_conflict_that_keeps_both() {
     let server = Server::start();
     let (a, b) = (

@@ -169,6 +169,8 @@ struct ProxyState {
     /// Run the hook once `sent` passes this (0: never).
     hook_after: AtomicU64,
     hook: Mutex<Option<Hook>>,
+    /// Run before the next PUT request is forwarded.
+    before_put: Mutex<Option<Hook>>,
     stop: AtomicBool,
 }
 
@@ -189,6 +191,7 @@ impl Proxy {
             sent: AtomicU64::new(0),
             hook_after: AtomicU64::new(0),
             hook: Mutex::new(None),
+            before_put: Mutex::new(None),
             stop: AtomicBool::new(false),
         });
         let shared = Arc::clone(&state);
@@ -230,6 +233,15 @@ impl Proxy {
     }
 }
 
+impl Proxy {
+    /// Runs `hook` once, before the next PUT request is forwarded to the server (HTTP/1.1
+    /// sends one request at a time, so a request starts a read of its own): the place to make
+    /// another device write first, for a race that always goes the same way.
+    pub fn before_put(&self, hook: impl FnOnce() + Send + 'static) {
+        *self.state.before_put.lock().unwrap() = Some(Box::new(hook));
+    }
+}
+
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.state.stop.store(true, Ordering::SeqCst);
@@ -256,6 +268,12 @@ fn forward(client: TcpStream, state: &Arc<ProxyState>) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        if buf[..n].starts_with(b"PUT ") {
+            let hook = state.before_put.lock().unwrap().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
         let cut = state.cut_after.load(Ordering::SeqCst);
         if cut > 0 && carried + n as u64 > cut {
             // Send what fits under the limit, then drop the connection both ways.

@@ -7,8 +7,11 @@
 #    Debian's chromium and chromium-driver, the rustup target wasm32-unknown-unknown,
 #    wasm-bindgen-cli at exactly the wasm-bindgen version of Cargo.lock (kept when
 #    `wasm-bindgen --version` already says that version), and binaryen's wasm-opt from the
-#    npm registry into the target folder (Debian's is too old for wasm-bindgen's output).
-# 2. Runs `cargo test --workspace --all-features` (every native test).
+#    npm registry into the target folder (Debian's is too old for wasm-bindgen's output), and
+#    s3s-fs, the S3-compatible server the cloud tests start (kept when `s3s-fs --version`
+#    already says that version).
+# 2. Runs `cargo test --workspace --all-features` (every native test; tests/cloud.rs starts
+#    s3s-fs on a free localhost port itself).
 # 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
 # 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
 # 5. Builds the web demo and runs its screenshot test (scripts/page-test.py).
@@ -22,6 +25,9 @@ took() { printf '   (%s: %ds)\n' "$1" "$(( $(date +%s) - $2 ))"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 target_dir=${CARGO_TARGET_DIR:-target}
+# The S3-compatible server of the cloud tests (tests/cloud.rs, benches/cloud.rs). Newer
+# versions need a newer rustc than this machine's stable.
+s3s_fs_version=0.14.1
 wasm_bindgen_version=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)
 [ -n "$wasm_bindgen_version" ] || { echo "no wasm-bindgen in Cargo.lock"; exit 1; }
 
@@ -59,6 +65,14 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
         took "cargo install wasm-bindgen-cli $wasm_bindgen_version" "$t"
     else
         echo "wasm-bindgen-cli $wasm_bindgen_version: present"
+    fi
+    if [ "$(s3s-fs --version 2>/dev/null)" != "s3s-fs $s3s_fs_version" ]; then
+        t=$(date +%s)
+        # --locked: its own lock file builds on this toolchain. About 4 minutes on 2 cores.
+        cargo install s3s-fs --version "$s3s_fs_version" --features binary --locked --force
+        took "cargo install s3s-fs $s3s_fs_version" "$t"
+    else
+        echo "s3s-fs $s3s_fs_version: present"
     fi
     binaryen="$target_dir/tools/binaryen"
     if [ ! -x "$binaryen/node_modules/.bin/wasm-opt" ] && command -v npm >/dev/null 2>&1; then

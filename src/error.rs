@@ -44,6 +44,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   [`Error::RecordingStopped`].
 /// - **Undo history:** [`Error::UndoConflict`] (besides [`Error::Rejected`] for a history used
 ///   in a way that makes no sense).
+/// - **Cloud saves** (feature `cloud`): [`Error::Cloud`] (the object store failed, after its
+///   retries), [`Error::ForeignSave`] (a remote save of another player). A damaged remote
+///   object is refused with the same errors as a damaged local file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -474,6 +477,30 @@ pub enum Error {
     Config {
         /// What is wrong.
         reason: String,
+    },
+
+    /// The object store of a cloud sync failed on `object` (no network, a timeout, a server
+    /// error that outlasted the retries, an upload cut off). Nothing local was changed by the
+    /// step that failed; a later sync takes it up again.
+    #[error("cloud sync: {action} {object} failed: {source}")]
+    Cloud {
+        /// What the sync was doing ("upload", "download", "list", ...).
+        action: &'static str,
+        /// The object's path in the store (or the prefix, for a listing).
+        object: String,
+        /// The object store's error, boxed.
+        source: BoxError,
+    },
+
+    /// A remote save names another owner (the `savegame.owner` user field the cloud sync
+    /// stamps on saves) than this sync's prefix: a file copied from another player's folder.
+    /// It is refused and never replaces a local save.
+    #[error("the remote save belongs to {found:?}, not to {expected:?}")]
+    ForeignSave {
+        /// The owner this sync expects (its prefix).
+        expected: String,
+        /// The owner the file names.
+        found: String,
     },
 
     /// Every copy of a slot (the primary file and each backup) is damaged.

@@ -25,6 +25,7 @@
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
 //! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`replay::Player`], your game as [`replay::Replayable`] ([`replay`]) |
+//! | keep the same slots on every device, with conflicts caught and disjoint changes merged | `cloud::CloudSync` over an object store (feature `cloud`) |
 //! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]) |
 //!
 //! ```
@@ -77,6 +78,7 @@
 //! | `lz4` | no | [`Compression::Lz4`]: LZ4 bodies before sealing (lz4_flex, pure Rust: builds for the web) |
 //! | `zstd` | no | [`Compression::Zstd`]: Zstandard bodies before sealing, level configurable (zstd, a C library) |
 //! | `bitcode` | no | [`Codec::Bitcode`] (bitcode, serde): the smallest and fastest; not self-describing, so migration steps and dumps refuse it ([`Error::NotSelfDescribing`]) |
+//! | `cloud` | no | `cloud`: slots synced through an object store (S3 and S3-compatible stores, GCS, Azure) with conditional puts, three-way merges of disjoint memento changes and conflicts for the rest (object_store 0.14 with `aws`, tokio) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //!
 //! Features are additive: [`Key`] and every method that takes one exist in every build, so code
@@ -166,6 +168,9 @@
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "cloud")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
+pub mod cloud;
 pub mod codec;
 pub mod compression;
 pub mod crypto;

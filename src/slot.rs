@@ -13,6 +13,8 @@
 //! | `slot-003.sav.journal` | incremental saves, appended one after another (storages that append) | [`journal_name`] |
 //! | `slot-003.sav.d000001`, … | incremental saves, one object each (storages that cannot append) | [`delta_name`] |
 //! | `slot-003.sav.new` | new bytes staged by a storage that cannot stage them otherwise | [`staged_name`] |
+//! | `slot-003.sav.synced` | the cloud sync's record: the remote object's ETag and version, and the last synced file (the common ancestor of a merge) | [`synced_name`] |
+//! | `slot-003.sav.conflict` | the cloud sync's copy of the remote version of a slot in conflict, until the game resolves it | [`conflict_name`] |
 //!
 //! [`SlotFile::parse`] tells which of these a name is. This module is a leaf: it imports
 //! nothing from the crate.
@@ -170,6 +172,22 @@ pub fn staged_name(name: &str) -> String {
     format!("{name}.new")
 }
 
+/// The cloud sync's record of the slot whose primary file is `name`: what the remote object was
+/// when this device last synced it (its ETag and version) and a copy of that file, the common
+/// ancestor of the next merge. `slot-003.sav.synced`.
+#[must_use]
+pub fn synced_name(name: &str) -> String {
+    format!("{name}.synced")
+}
+
+/// Where the cloud sync keeps the remote version of the slot whose primary file is `name` when
+/// both sides changed it and the changes could not be merged, until the game picks one:
+/// `slot-003.sav.conflict`.
+#[must_use]
+pub fn conflict_name(name: &str) -> String {
+    format!("{name}.conflict")
+}
+
 /// The primary name and index of a backup name, or `None` if `name` is not one.
 #[must_use]
 pub fn parse_backup_name(name: &str) -> Option<(&str, u32)> {
@@ -227,6 +245,10 @@ pub enum SlotFile {
     Delta(SlotId, u64),
     /// New bytes of its primary file staged by a storage before they replace it.
     Staged(SlotId),
+    /// The cloud sync's record of it ([`synced_name`]).
+    Synced(SlotId),
+    /// The remote version of it kept by the cloud sync during a conflict ([`conflict_name`]).
+    Conflict(SlotId),
 }
 
 impl SlotFile {
@@ -250,6 +272,12 @@ impl SlotFile {
         if let Some(primary) = name.strip_suffix(".journal") {
             return slot_of(primary).map(SlotFile::Journal);
         }
+        if let Some(primary) = name.strip_suffix(".synced") {
+            return slot_of(primary).map(SlotFile::Synced);
+        }
+        if let Some(primary) = name.strip_suffix(".conflict") {
+            return slot_of(primary).map(SlotFile::Conflict);
+        }
         name.strip_suffix(".new")
             .and_then(slot_of)
             .map(SlotFile::Staged)
@@ -264,7 +292,9 @@ impl SlotFile {
             | SlotFile::PreMigration(s, _)
             | SlotFile::Journal(s)
             | SlotFile::Delta(s, _)
-            | SlotFile::Staged(s) => s,
+            | SlotFile::Staged(s)
+            | SlotFile::Synced(s)
+            | SlotFile::Conflict(s) => s,
         }
     }
 }
@@ -311,6 +341,8 @@ mod tests {
             (journal_name(&name), SlotFile::Journal(slot)),
             (delta_name(&name, 1), SlotFile::Delta(slot, 1)),
             (staged_name(&name), SlotFile::Staged(slot)),
+            (synced_name(&name), SlotFile::Synced(slot)),
+            (conflict_name(&name), SlotFile::Conflict(slot)),
             (
                 delta_name(&name, 1_234_567),
                 SlotFile::Delta(slot, 1_234_567),

@@ -402,7 +402,10 @@ impl Engine {
                 SlotFile::Primary(_) => found.primary = true,
                 SlotFile::Backup(..) => found.backups += 1,
                 SlotFile::Journal(_) | SlotFile::Delta(..) => found.deltas = true,
-                SlotFile::PreMigration(..) | SlotFile::Staged(_) => {}
+                SlotFile::PreMigration(..)
+                | SlotFile::Staged(_)
+                | SlotFile::Synced(_)
+                | SlotFile::Conflict(_) => {}
             }
         }
         Ok(slots
@@ -521,7 +524,10 @@ impl Engine {
                 let order = match SlotFile::parse(&f)? {
                     found if found.slot() != slot => return None,
                     SlotFile::Delta(_, n) => (0, u64::MAX - n),
-                    SlotFile::Journal(_) | SlotFile::Staged(_) => (1, 0),
+                    SlotFile::Journal(_)
+                    | SlotFile::Staged(_)
+                    | SlotFile::Synced(_)
+                    | SlotFile::Conflict(_) => (1, 0),
                     SlotFile::Backup(_, i) => (2, u64::from(i)),
                     SlotFile::PreMigration(_, v) => (3, u64::from(v)),
                     SlotFile::Primary(_) => return None,

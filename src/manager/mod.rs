@@ -11,6 +11,8 @@ mod locks;
 mod menu;
 mod report;
 mod store;
+#[cfg(feature = "cloud")]
+pub(crate) mod sync;
 mod tracking;
 
 use std::path::PathBuf;
@@ -584,7 +586,8 @@ impl SaveLoadManager {
         self.engine.exists(slot)
     }
 
-    /// Deletes `slot`: its primary file, every backup, its journal and any pre-migration copy.
+    /// Deletes `slot`: its primary file, every backup, its journal, any pre-migration copy and
+    /// the cloud sync's record and conflict copy of it (the remote object is left alone).
     /// Returns whether there was anything to delete.
     ///
     /// # Errors

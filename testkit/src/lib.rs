@@ -1,8 +1,10 @@
 //! The helpers savegame's own integration tests, CLI tests and benchmarks share, each written
 //! once: the example game's model, CRC fix-ups for edited files, the test keys, the repository's
-//! paths, and a counting global allocator. A dev-dependency only; never published.
+//! paths, a counting global allocator, and a real S3-compatible server (`s3s-fs`) with a
+//! fault-injecting TCP proxy for the cloud tests. A dev-dependency only; never published.
 
 pub mod alloc;
+pub mod s3;
 
 // The example game's shared modules. The published examples include them with `#[path]`
 // themselves (they cannot depend on this crate); every test and bench uses these.

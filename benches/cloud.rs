@@ -1,0 +1,158 @@
+//! Cloud sync against a real S3-compatible server on localhost (s3s-fs, started here), in one
+//! run:
+//!
+//! - `cloud_round_trip`: a 4.66 MB save (incompressible, encrypted) synced up by one device and
+//!   down by another: `CloudSync::sync` on A (check the local file, conditional PUT, record)
+//!   then on B (list, GET, every check a load makes, install with a backup, record); against
+//!   the floor, a plain `object_store` put and get of the same bytes through the same client
+//!   settings.
+//! - `cloud_load_menu`: `CloudSync::remote_slots` over 100 slots of 1 MiB each (a listing and
+//!   100 ranged GETs of 4 KiB; a menu needs no ETags, so none is asked for where the
+//!   listing lacks them), against downloading the 100 objects whole.
+//!
+//! ```text
+//! cargo bench --bench cloud --features cloud
+//! ```
+
+#![allow(missing_docs)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use savegame::cloud::object_store::path::Path;
+use savegame::cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use savegame::cloud::{CloudSync, S3};
+use savegame::{Key, SaveLoadManager, SlotId};
+use savegame_testkit::s3::{ACCESS_KEY, BUCKET, SECRET_KEY, Server, noise};
+
+/// The size of the save the round trip moves: 4.66 MB.
+const SAVE_BYTES: usize = 4_660_000;
+
+fn store(server: &Server) -> Arc<dyn ObjectStore> {
+    S3::new(BUCKET)
+        .endpoint(server.endpoint())
+        .region("us-east-1")
+        .credentials(ACCESS_KEY, SECRET_KEY)
+        .build()
+        .unwrap()
+}
+
+fn device(server: &Server, dir: &std::path::Path, prefix: &str) -> CloudSync {
+    let manager = SaveLoadManager::builder()
+        .directory(dir)
+        .key(Key::from_bytes([3; 32]))
+        .build()
+        .unwrap();
+    CloudSync::builder(Arc::new(manager), store(server))
+        .prefix(prefix)
+        .build()
+        .unwrap()
+}
+
+fn save(cloud: &CloudSync, slot: SlotId, len: usize, seed: u64) -> u64 {
+    let mut snapshot = cloud.snapshot().with_label(format!("save {seed}"));
+    snapshot
+        .capture_memento("world", &serde_bytes(noise(len, seed)))
+        .unwrap();
+    cloud.manager().save(slot, &snapshot).unwrap().bytes
+}
+
+/// Raw bytes as one MessagePack bin value (not a list of numbers).
+fn serde_bytes(bytes: Vec<u8>) -> Bytes {
+    Bytes(bytes)
+}
+
+struct Bytes(Vec<u8>);
+
+impl serde::Serialize for Bytes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let server = Server::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    // The round trip of one 4.66 MB save, A up and B down.
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = device(&server, dir_a.path(), "bench/round-trip");
+    let b = device(&server, dir_b.path(), "bench/round-trip");
+    let slot = SlotId::Numbered(1);
+    let size = save(&a, slot, SAVE_BYTES - 300, 0);
+    println!("cloud round trip: the save file is {size} bytes");
+    let mut seed = 1;
+    let mut group = c.benchmark_group("cloud_round_trip");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(20));
+    group.bench_function("savegame sync up and down (4.66 MB)", |bench| {
+        bench.iter_batched(
+            || {
+                seed += 1;
+                save(&a, slot, SAVE_BYTES - 300, seed);
+            },
+            |()| {
+                let up = a.sync().unwrap();
+                assert_eq!(up.pushed, [slot]);
+                let down = b.sync().unwrap();
+                assert_eq!(down.pulled, [slot]);
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    let floor_store = store(&server);
+    let bytes = std::fs::read(a.manager().path_of(slot)).unwrap();
+    let path = Path::from("bench/floor/slot-001.sav");
+    group.bench_function("object_store put + get (floor, 4.66 MB)", |bench| {
+        bench.iter(|| {
+            runtime.block_on(async {
+                floor_store
+                    .put(&path, PutPayload::from(bytes.clone()))
+                    .await
+                    .unwrap();
+                let got = floor_store.get(&path).await.unwrap().bytes().await.unwrap();
+                assert_eq!(got.len(), bytes.len());
+            })
+        });
+    });
+    group.finish();
+
+    // The cloud load menu over 100 slots of 1 MiB.
+    let dir_m = tempfile::tempdir().unwrap();
+    let menu = device(&server, dir_m.path(), "bench/menu");
+    for n in 1..=100 {
+        save(&menu, SlotId::Numbered(n), 1 << 20, u64::from(n));
+    }
+    assert!(menu.sync().unwrap().is_complete());
+    let mut group = c.benchmark_group("cloud_load_menu");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("remote_slots over 100 slots (ranged GETs)", |bench| {
+        bench.iter(|| assert_eq!(menu.remote_slots().unwrap().len(), 100));
+    });
+    let whole = store(&server);
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(30));
+    group.bench_function("downloading the 100 objects whole", |bench| {
+        bench.iter(|| {
+            runtime.block_on(async {
+                for n in 1..=100 {
+                    let path =
+                        Path::from(format!("bench/menu/{}", SlotId::Numbered(n).file_name()));
+                    whole.get(&path).await.unwrap().bytes().await.unwrap();
+                }
+            })
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

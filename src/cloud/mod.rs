@@ -1,0 +1,760 @@
+//! Cloud saves (feature `cloud`): the same slots on every device, through an object store, with
+//! conflicts caught and disjoint changes merged.
+//!
+//! The game saves locally as always, through its [`SaveLoadManager`]; a [`CloudSync`] over that
+//! manager and an [`ObjectStore`] (S3 or an S3-compatible store through [`S3`], or any
+//! `object_store` backend: GCS, Azure, local files, memory) then pushes and pulls each slot:
+//!
+//! - **Objects.** Each slot's primary file is one object, `<prefix>/slot-003.sav`, under a
+//!   prefix of the player's (`players/<id>`). The bytes are uploaded exactly as they are on
+//!   disk, sealed: the key never leaves the device. A slot with incremental saves is compacted
+//!   into one file first. The key-value store is not synced.
+//! - **Conditional writes.** A new slot is created with `If-None-Match: *`
+//!   ([`PutMode::Create`](object_store::PutMode::Create)), a known one replaced with
+//!   `If-Match` on the ETag this device last saw
+//!   ([`PutMode::Update`](object_store::PutMode::Update)): two devices never overwrite each
+//!   other unseen. What the device last saw is kept beside the slot, in its record
+//!   ([`synced_name`]): the object's ETag and version, and a copy of
+//!   the file, the common ancestor of the next merge.
+//! - **Both changed.** When the local save and the remote one both changed since the last
+//!   sync, the mementos are compared with the ancestor's, one by one
+//!   ([`merge`](self#the-merge)). Changes to different mementos are merged into a new save,
+//!   saved here and uploaded ([`SlotSync::Merged`]). The same memento changed on both sides is
+//!   a [`Conflict`], with both versions' label, playtime, saved-at and device for a "which save
+//!   do you keep?" dialog; nothing is overwritten until [`CloudSync::resolve`] picks one, and
+//!   the other is kept as the slot's newest backup. Nothing is ever deleted.
+//! - **Checked downloads.** A downloaded object passes every check a load makes (CRC, header,
+//!   decryption or tag, its slot, its schema version) before it replaces anything, and is
+//!   refused with the same errors as a damaged local file ([`Error::ChecksumMismatch`],
+//!   [`Error::Decrypt`], [`Error::SlotMismatch`], ...). A save stamped by another player's
+//!   sync ([`OWNER_FIELD`]) is [`Error::ForeignSave`]. The local save it would have replaced
+//!   becomes its newest backup when it does.
+//! - **Failure is normal.** Each call to the store is tried a bounded number of times with
+//!   exponential backoff ([`CloudBuilder::attempts`]); what still fails is reported per slot
+//!   in [`SyncReport::failed`] as [`Error::Cloud`]. A put is one request (S3 makes it visible
+//!   whole or not at all), so an upload cut off leaves the remote object as it was, and the
+//!   local save is never touched by a failed step. The next sync resumes.
+//! - **Off the game thread.** [`sync`](CloudSync::sync) blocks on the network: call it from a
+//!   loading screen's thread, or use [`sync_in_background`](CloudSync::sync_in_background),
+//!   or [`CloudBuilder::sync_after_save`] with [`CloudSync::save`]: a worker thread of the
+//!   sync's own does it. A small tokio runtime owned by the sync drives the requests.
+//! - **A cloud load menu.** [`CloudSync::remote_slots`] lists the slots in the cloud from a
+//!   ranged GET of each object's first 4 KiB: label, playtime and saved-at without
+//!   downloading whole saves.
+//!
+//! # The merge
+//!
+//! For each memento id, with its bytes and version in the ancestor (`a`), the local save (`l`)
+//! and the remote save (`r`): if `l == r` it is kept; if `l == a` the remote change is taken;
+//! if `r == a` the local one; otherwise both changed it and the slot is a conflict. A memento
+//! added or removed on one side is a change like any other. The merged save's metadata is the
+//! newer side's (by saved-at) with the longer playtime of the two, and this device's name as
+//! its device; its generation is the local one plus one, and its saved-at the time of the
+//! merge. Both sides must be in the same codec and at the same schema version (else it is a
+//! conflict that says why).
+//!
+//! # Limits
+//!
+//! - Deletions do not sync: a slot deleted on one device comes back from the cloud.
+//! - Only primary files are objects; backups stay on each device.
+//! - The device and owner of a save are user fields of its metadata ([`DEVICE_FIELD`],
+//!   [`OWNER_FIELD`]), stamped by [`CloudSync::snapshot`] and [`CloudSync::stamp`]; a save
+//!   written without them shows no device, and a foreign file without an owner field cannot
+//!   be told from the player's own (give each player a key of their own to make it fail to
+//!   decrypt instead).
+//! - A save is uploaded in one PUT (S3 takes up to 5 GiB in one); the whole file is held in
+//!   memory while it moves.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use savegame::cloud::{CloudSync, S3};
+//! use savegame::{SaveLoadManager, SlotId};
+//!
+//! # fn main() -> savegame::Result<()> {
+//! let manager = Arc::new(SaveLoadManager::builder().app("com", "Studio", "Game").build()?);
+//! let store = S3::new("game-saves")
+//!     .region("eu-west-1")
+//!     .credentials("AKIA...", "secret")
+//!     .build()?;
+//! let cloud = CloudSync::builder(Arc::clone(&manager), store)
+//!     .prefix("players/4242")
+//!     .device("Steam Deck")
+//!     .build()?;
+//!
+//! let report = cloud.sync()?; // on a loading screen's thread, not the game's
+//! for conflict in &report.conflicts {
+//!     println!("{}: here {:?}, in the cloud {:?}", conflict.slot, conflict.local, conflict.remote);
+//! }
+//! let mut snapshot = cloud.snapshot().with_label("Chapter 2");
+//! snapshot.capture_memento("score", &1200u32)?;
+//! cloud.save(SlotId::Numbered(1), &snapshot)?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod merge;
+mod record;
+mod remote;
+mod report;
+mod s3;
+mod worker;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+pub use merge::{DEVICE_FIELD, OWNER_FIELD};
+/// The `object_store` crate this feature is built on, for stores of your own.
+pub use object_store;
+use object_store::ObjectStore;
+use object_store::path::Path;
+pub use report::{Conflict, Merged, RemoteSlot, SlotSync, SyncReport, Version};
+pub use s3::S3;
+pub use worker::SyncHandle;
+
+use self::merge::{Outcome, Side};
+use self::remote::{Expect, Remote, Tag};
+use crate::error::{Error, Result};
+use crate::format::{self, Header};
+use crate::manager::sync::{FileStamp, Replacement};
+use crate::manager::{SaveLoadManager, SaveReport};
+use crate::slot::{SlotFile, SlotId, conflict_name, synced_name};
+use crate::snapshot::Snapshot;
+
+/// How many times a slot's sync starts over when the other side changed under it (a put
+/// refused because another device wrote first, a save by the game during the sync).
+const ROUNDS: usize = 3;
+/// How much of an object a cloud load menu reads: the fixed header and, usually, all of the
+/// metadata (as the local load menu does).
+const HEAD_READ: u64 = 4096;
+
+/// Which side a [`CloudSync::resolve`] keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Keep {
+    /// This device's save: it is uploaded over the remote one, which becomes the slot's newest
+    /// local backup.
+    Local,
+    /// The cloud's save: it replaces the local one, which becomes the slot's newest backup.
+    Remote,
+}
+
+/// Builds a [`CloudSync`]; see [`CloudSync::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct CloudBuilder {
+    manager: Arc<SaveLoadManager>,
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    device: String,
+    attempts: u32,
+    backoff: Duration,
+    sync_after_save: bool,
+}
+
+impl CloudBuilder {
+    /// The player's folder in the store, such as `players/4242` (required). Every slot is an
+    /// object under it, and it is the owner stamped on saves ([`OWNER_FIELD`]).
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// This device's name, shown in conflicts ([`Version::device`]). Default: the host name
+    /// where the platform says it, else `"unknown device"`.
+    pub fn device(mut self, device: impl Into<String>) -> Self {
+        self.device = device.into();
+        self
+    }
+
+    /// How many times each request is tried before its failure is reported (default 4, at
+    /// least 1), on top of the store client's own retries ([`S3`] keeps those short).
+    pub fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts.max(1);
+        self
+    }
+
+    /// The wait before a request's second try, doubled before each try after it (default
+    /// 200 ms).
+    pub fn backoff(mut self, first: Duration) -> Self {
+        self.backoff = first;
+        self
+    }
+
+    /// Sync a slot on the sync's worker thread after each [`CloudSync::save`] to it (default
+    /// off). The results are kept for [`CloudSync::take_background_reports`].
+    pub fn sync_after_save(mut self, on: bool) -> Self {
+        self.sync_after_save = on;
+        self
+    }
+
+    /// Builds the sync, with its runtime and its worker thread.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the prefix is missing or not a valid object path, or the runtime
+    /// or the worker thread cannot be started.
+    pub fn build(self) -> Result<CloudSync> {
+        let config = |reason: String| Error::Config { reason };
+        let prefix = Path::parse(self.prefix.trim_matches('/'))
+            .map_err(|e| config(format!("the cloud prefix {:?}: {e}", self.prefix)))?;
+        if prefix.as_ref().is_empty() {
+            return Err(config("a cloud sync needs a prefix of the player's".into()));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("savegame-cloud")
+            .enable_all()
+            .build()
+            .map_err(|e| config(format!("could not start the cloud runtime: {e}")))?;
+        let inner = Arc::new(Inner {
+            manager: self.manager,
+            remote: Remote {
+                store: self.store,
+                prefix,
+                attempts: self.attempts,
+                backoff: self.backoff,
+            },
+            owner: self.prefix.trim_matches('/').to_owned(),
+            device: self.device,
+            runtime,
+            syncing: Mutex::new(()),
+        });
+        let worker = worker::Worker::start(Arc::clone(&inner))?;
+        Ok(CloudSync {
+            inner,
+            worker,
+            sync_after_save: self.sync_after_save,
+        })
+    }
+}
+
+/// Syncs a [`SaveLoadManager`]'s slots with an object store; see the [module docs](self).
+///
+/// `Send + Sync`. Dropping it waits for the background sync in progress, if any.
+#[derive(Debug)]
+pub struct CloudSync {
+    inner: Arc<Inner>,
+    worker: worker::Worker,
+    sync_after_save: bool,
+}
+
+/// What the game thread and the worker share.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    manager: Arc<SaveLoadManager>,
+    remote: Remote,
+    owner: String,
+    device: String,
+    runtime: tokio::runtime::Runtime,
+    /// Held by each sync: one at a time, so two never race each other over a slot's record.
+    syncing: Mutex<()>,
+}
+
+impl CloudSync {
+    /// A builder for a sync of `manager`'s slots through `store`. A prefix is required.
+    pub fn builder(manager: Arc<SaveLoadManager>, store: Arc<dyn ObjectStore>) -> CloudBuilder {
+        CloudBuilder {
+            manager,
+            store,
+            prefix: String::new(),
+            device: default_device(),
+            attempts: 4,
+            backoff: Duration::from_millis(200),
+            sync_after_save: false,
+        }
+    }
+
+    /// The manager whose slots this syncs.
+    #[must_use]
+    pub fn manager(&self) -> &Arc<SaveLoadManager> {
+        &self.inner.manager
+    }
+
+    /// An empty snapshot of the manager's, stamped with this device and owner
+    /// ([`stamp`](Self::stamp)).
+    #[must_use]
+    pub fn snapshot(&self) -> Snapshot {
+        let mut snapshot = self.inner.manager.snapshot();
+        self.stamp(&mut snapshot);
+        snapshot
+    }
+
+    /// Writes this device's name and the owner (the prefix) into `snapshot`'s user fields
+    /// ([`DEVICE_FIELD`], [`OWNER_FIELD`]): what a conflict shows as the device, and what a sync
+    /// checks to refuse another player's save.
+    pub fn stamp(&self, snapshot: &mut Snapshot) {
+        let user = &mut snapshot.metadata_mut().user;
+        user.insert(DEVICE_FIELD.to_owned(), self.inner.device.clone());
+        user.insert(OWNER_FIELD.to_owned(), self.inner.owner.clone());
+    }
+
+    /// Saves `snapshot` to `slot` through the manager ([`SaveLoadManager::save`]), and, with
+    /// [`CloudBuilder::sync_after_save`], queues a sync of the slot on the worker thread.
+    ///
+    /// # Errors
+    /// As for [`SaveLoadManager::save`]; the sync's own outcome goes to
+    /// [`take_background_reports`](Self::take_background_reports).
+    pub fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        let saved = self.inner.manager.save(slot, snapshot)?;
+        if self.sync_after_save {
+            self.worker.queue(Some(slot));
+        }
+        Ok(saved)
+    }
+
+    /// Syncs every slot: those of the manager's storage and those in the cloud. Blocks on the
+    /// network; not for the game thread.
+    ///
+    /// # Errors
+    /// [`Error::Cloud`] when the remote folder cannot be listed, [`Error::Io`] when the local
+    /// one cannot; failures of single slots are in [`SyncReport::failed`].
+    pub fn sync(&self) -> Result<SyncReport> {
+        self.inner.sync(None)
+    }
+
+    /// Syncs one slot. Blocks on the network; not for the game thread.
+    ///
+    /// # Errors
+    /// As for one slot of [`sync`](Self::sync): [`Error::Cloud`] for the network and the
+    /// server, the load errors for a damaged remote save, [`Error::ForeignSave`].
+    pub fn sync_slot(&self, slot: SlotId) -> Result<SlotSync> {
+        let _one = lock(&self.inner.syncing);
+        let remote = self.inner.block_on(self.inner.remote.head(slot))?;
+        self.inner.sync_one(slot, remote)
+    }
+
+    /// Runs [`sync`](Self::sync) on the sync's worker thread, and returns at once.
+    pub fn sync_in_background(&self) -> SyncHandle {
+        self.worker.run()
+    }
+
+    /// The reports of the syncs [`CloudBuilder::sync_after_save`] ran since the last call.
+    #[must_use]
+    pub fn take_background_reports(&self) -> Vec<Result<SyncReport>> {
+        self.worker.take_reports()
+    }
+
+    /// Waits until the worker thread has nothing left to do.
+    pub fn wait_idle(&self) {
+        self.worker.wait_idle();
+    }
+
+    /// The slots in the cloud, for a cloud load menu: each from a ranged GET of its object's
+    /// first 4 KiB (more only for metadata larger than that), run concurrently. Blocks on the
+    /// network.
+    ///
+    /// # Errors
+    /// [`Error::Cloud`] when the folder cannot be listed; a slot whose header cannot be read
+    /// is listed with its [`problem`](RemoteSlot::problem).
+    pub fn remote_slots(&self) -> Result<Vec<RemoteSlot>> {
+        use futures_util::StreamExt;
+        let remote = &self.inner.remote;
+        self.inner.block_on(async {
+            let listed = remote.list(false).await?;
+            let heads = futures_util::stream::iter(listed)
+                .map(|(slot, size, _)| async move {
+                    let header = read_remote_header(remote, slot, size).await;
+                    let (header, problem) = match header {
+                        Ok(h) => (Some(h), None),
+                        Err(e) => (None, Some(e.to_string())),
+                    };
+                    RemoteSlot {
+                        slot,
+                        size,
+                        header,
+                        problem,
+                    }
+                })
+                .buffered(16)
+                .collect::<Vec<_>>()
+                .await;
+            Ok(heads)
+        })
+    }
+
+    /// Settles a slot left in [`Conflict`] by the last sync: keeps one side, uploads or
+    /// installs it, and keeps the other as the slot's newest local backup.
+    ///
+    /// # Errors
+    /// [`Error::SlotEmpty`] when the slot has no conflict to settle (or, for [`Keep::Local`],
+    /// no local save); [`Error::Cloud`] when the upload fails, or the cloud's save changed again
+    /// since the conflict (sync again); the load errors when a file is damaged.
+    pub fn resolve(&self, slot: SlotId, keep: Keep) -> Result<SlotSync> {
+        let _one = lock(&self.inner.syncing);
+        self.inner.resolve(slot, keep)
+    }
+}
+
+/// Reads and parses the header of a remote slot from the first bytes of its object.
+async fn read_remote_header(remote: &Remote, slot: SlotId, size: u64) -> Result<Header> {
+    let head = remote.get_head(slot, HEAD_READ.min(size)).await?;
+    let needed = format::header_len(&head)?;
+    let head = if needed > head.len() && needed as u64 <= size {
+        remote.get_head(slot, needed as u64).await?
+    } else {
+        head
+    };
+    format::parse_header(&head, Some(size))
+}
+
+fn lock(m: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The host name, where the environment names it.
+fn default_device() -> String {
+    ["HOSTNAME", "COMPUTERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|n| !n.is_empty()))
+        .unwrap_or_else(|| "unknown device".to_owned())
+}
+
+/// A slot's local file, read whole and checked.
+struct Local {
+    bytes: Vec<u8>,
+    stamp: FileStamp,
+    header: Header,
+    snapshot: Snapshot,
+}
+
+impl Inner {
+    fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.runtime.block_on(f)
+    }
+
+    fn storage(&self) -> &dyn crate::storage::Storage {
+        self.manager.storage()
+    }
+
+    /// Syncs `only` that slot, or every slot.
+    pub(crate) fn sync(&self, only: Option<SlotId>) -> Result<SyncReport> {
+        let _one = lock(&self.syncing);
+        let mut report = SyncReport::default();
+        let remote = self.block_on(self.remote.list(true))?;
+        let listing = self
+            .storage()
+            .list()
+            .map_err(|e| Error::io(self.storage().locate(""), e))?;
+        let mut slots: Vec<SlotId> = listing
+            .iter()
+            .filter_map(|f| match SlotFile::parse(&f.name) {
+                Some(SlotFile::Primary(slot) | SlotFile::Synced(slot)) => Some(slot),
+                _ => None,
+            })
+            .chain(remote.iter().map(|(slot, ..)| *slot))
+            .filter(|slot| *slot != SlotId::Store && only.is_none_or(|o| o == *slot))
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        for slot in slots {
+            let tag = remote
+                .iter()
+                .find(|(s, ..)| *s == slot)
+                .map(|(_, size, tag)| (*size, tag.clone()));
+            let outcome = self.sync_one(slot, tag);
+            report.add(slot, outcome);
+        }
+        Ok(report)
+    }
+
+    /// Syncs one slot, `remote` being what the cloud holds of it (its size and tag).
+    fn sync_one(&self, slot: SlotId, mut remote: Option<(u64, Tag)>) -> Result<SlotSync> {
+        let name = slot.file_name();
+        for _ in 0..ROUNDS {
+            self.compact_if_needed(slot)?;
+            let record = self.read_preamble(&synced_name(&name))?;
+            let local = self.manager.primary_stamp(slot)?;
+            let local_changed = local.is_some() && record.as_ref().map(|r| r.stamp) != local;
+            let remote_changed = remote.as_ref().is_some_and(|(_, tag)| {
+                record.as_ref().is_none_or(|r| {
+                    !tag.same(&Tag {
+                        e_tag: r.e_tag.clone(),
+                        version: r.version.clone(),
+                    })
+                })
+            });
+            let settled = match (local, &remote) {
+                (None, None) => return Ok(SlotSync::Unchanged),
+                (None, Some(_)) => self.pull(slot, None)?,
+                (Some(_), None) => self.push(slot, &Expect::Absent)?,
+                (Some(_), Some((_, tag))) => match (local_changed, remote_changed) {
+                    (false, false) => return Ok(SlotSync::Unchanged),
+                    (true, false) => self.push(slot, &Expect::Still(tag.clone()))?,
+                    (false, true) => self.pull(slot, local)?,
+                    (true, true) => self.both_changed(slot, record.is_some())?,
+                },
+            };
+            if let Some(done) = settled {
+                if !matches!(done, SlotSync::Conflict(_)) {
+                    self.drop_conflict_copy(&name)?;
+                }
+                return Ok(done);
+            }
+            // The other side moved under this round: look again.
+            remote = self.block_on(self.remote.head(slot))?;
+        }
+        Err(Error::Cloud {
+            action: "sync",
+            object: self.remote.path(slot).to_string(),
+            source: format!("the slot kept changing during {ROUNDS} rounds of sync").into(),
+        })
+    }
+
+    /// Removes the copy of a conflict that a later merge, pull or push has settled: the copy
+    /// names a remote version the cloud has moved on from, and a resolve with it could only
+    /// fail its `If-Match`.
+    fn drop_conflict_copy(&self, name: &str) -> Result<()> {
+        let copy = conflict_name(name);
+        let storage = self.storage();
+        let io = |e| Error::io(storage.locate(&copy), e);
+        if storage.read_head(&copy, 0).map_err(io)?.is_some() {
+            storage.delete(&copy).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// Compacts a slot's incremental saves into one file: a slot is one object.
+    fn compact_if_needed(&self, slot: SlotId) -> Result<()> {
+        let listing = self
+            .storage()
+            .list()
+            .map_err(|e| Error::io(self.storage().locate(""), e))?;
+        let deltas = listing.iter().any(|f| {
+            matches!(SlotFile::parse(&f.name), Some(SlotFile::Journal(s) | SlotFile::Delta(s, _)) if s == slot)
+        });
+        if deltas {
+            self.manager.compact(slot)?;
+        }
+        Ok(())
+    }
+
+    fn read_preamble(&self, name: &str) -> Result<Option<record::Preamble>> {
+        let head = self
+            .storage()
+            .read_head(name, record::MAX_PREAMBLE)
+            .map_err(|e| Error::io(self.storage().locate(name), e))?;
+        match head {
+            None => Ok(None),
+            Some(head) => record::preamble(&head.bytes).map(|(p, _)| Some(p)),
+        }
+    }
+
+    /// Reads a whole record: `None` when there is none. A damaged record is as good as none
+    /// (it is only this device's memory of the last sync; the next sync rebuilds it).
+    fn read_record(&self, name: &str) -> Result<Option<(record::Preamble, Vec<u8>)>> {
+        let bytes = self
+            .storage()
+            .read(
+                name,
+                self.manager
+                    .max_file_size()
+                    .saturating_add(record::MAX_PREAMBLE as u64),
+            )
+            .map_err(|e| Error::io(self.storage().locate(name), e))?;
+        Ok(bytes.and_then(|b| record::decode(b).ok()))
+    }
+
+    fn write_record(&self, name: &str, tag: &Tag, file: &[u8]) -> Result<()> {
+        let bytes = record::encode(tag.e_tag.as_deref(), tag.version.as_deref(), file)?;
+        self.storage()
+            .put(name, &bytes)
+            .map_err(|e| Error::io(self.storage().locate(name), e))
+    }
+
+    /// The slot's local file, read whole and checked as a load checks it.
+    fn read_local(&self, slot: SlotId) -> Result<Option<Local>> {
+        let name = slot.file_name();
+        let bytes = self
+            .storage()
+            .read(&name, self.manager.max_file_size())
+            .map_err(|e| Error::io(self.storage().locate(&name), e))?;
+        let Some(bytes) = bytes else {
+            return Ok(None);
+        };
+        let stamp = FileStamp::of(&bytes)?;
+        let (header, snapshot) = self.manager.open_slot_file(slot, bytes.clone())?;
+        Ok(Some(Local {
+            bytes,
+            stamp,
+            header,
+            snapshot,
+        }))
+    }
+
+    /// Checks a file from the cloud as a load checks a local one, and its owner.
+    fn check_remote(&self, slot: SlotId, bytes: &[u8]) -> Result<(Header, Snapshot)> {
+        let (header, snapshot) = self.manager.open_slot_file(slot, bytes.to_vec())?;
+        if let Some(owner) = header.metadata.user.get(OWNER_FIELD)
+            && *owner != self.owner
+        {
+            return Err(Error::ForeignSave {
+                expected: self.owner.clone(),
+                found: owner.clone(),
+            });
+        }
+        Ok((header, snapshot))
+    }
+
+    /// Downloads the slot and puts it in place of the local file stamped `expected`.
+    /// `None` when the slot moved under it (try again).
+    fn pull(&self, slot: SlotId, expected: Option<FileStamp>) -> Result<Option<SlotSync>> {
+        let Some((bytes, tag)) = self.download(slot)? else {
+            return Ok(None);
+        };
+        self.check_remote(slot, &bytes)?;
+        self.install(slot, expected, &bytes, &tag)
+    }
+
+    fn download(&self, slot: SlotId) -> Result<Option<(Vec<u8>, Tag)>> {
+        self.block_on(self.remote.get(slot, self.manager.max_file_size()))
+    }
+
+    /// Puts checked remote `bytes` in place of the local file stamped `expected`, and records
+    /// them as synced.
+    fn install(
+        &self,
+        slot: SlotId,
+        expected: Option<FileStamp>,
+        bytes: &[u8],
+        tag: &Tag,
+    ) -> Result<Option<SlotSync>> {
+        if self
+            .manager
+            .replace_if_unchanged(slot, expected, Replacement::Bytes(bytes))?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        self.write_record(&synced_name(&slot.file_name()), tag, bytes)?;
+        Ok(Some(SlotSync::Pulled))
+    }
+
+    /// Uploads the local file if the remote object is as `expect` says. `None` when it is not.
+    fn push(&self, slot: SlotId, expect: &Expect) -> Result<Option<SlotSync>> {
+        let Some(local) = self.read_local(slot)? else {
+            return Ok(None);
+        };
+        self.upload(slot, &local.bytes, expect)
+            .map(|done| done.map(|()| SlotSync::Pushed))
+    }
+
+    /// Uploads `bytes` (a checked file of the slot) and records them as synced.
+    fn upload(&self, slot: SlotId, bytes: &[u8], expect: &Expect) -> Result<Option<()>> {
+        let Some(tag) = self.block_on(self.remote.put(slot, bytes, expect))? else {
+            return Ok(None);
+        };
+        self.write_record(&synced_name(&slot.file_name()), &tag, bytes)?;
+        Ok(Some(()))
+    }
+
+    /// Both sides changed since the last sync: the same file (an upload whose answer was lost),
+    /// a merge, or a conflict.
+    fn both_changed(&self, slot: SlotId, has_record: bool) -> Result<Option<SlotSync>> {
+        let name = slot.file_name();
+        let Some(local) = self.read_local(slot)? else {
+            return Ok(None);
+        };
+        let Some((bytes, tag)) = self.download(slot)? else {
+            return Ok(None);
+        };
+        if bytes == local.bytes {
+            self.write_record(&synced_name(&name), &tag, &bytes)?;
+            return Ok(Some(SlotSync::Unchanged));
+        }
+        let (remote_header, remote_snapshot) = self.check_remote(slot, &bytes)?;
+        let ancestor = if has_record {
+            self.read_record(&synced_name(&name))?
+                .and_then(|(_, file)| self.manager.open_slot_file(slot, file).ok())
+        } else {
+            None
+        };
+        let side = |header, snapshot| Side { snapshot, header };
+        let outcome = merge::merge(
+            ancestor.as_ref().map(|(h, s)| side(h, s)),
+            &side(&local.header, &local.snapshot),
+            &side(&remote_header, &remote_snapshot),
+            &self.device,
+        );
+        match outcome {
+            Outcome::Merged {
+                snapshot,
+                from_local,
+                from_remote,
+            } => {
+                let Some(merged) = self.manager.replace_if_unchanged(
+                    slot,
+                    Some(local.stamp),
+                    Replacement::Snapshot(&snapshot),
+                )?
+                else {
+                    return Ok(None);
+                };
+                if self.upload(slot, &merged, &Expect::Still(tag))?.is_none() {
+                    // Another device wrote meanwhile: the merge is the local save now, and
+                    // the next round merges it with theirs.
+                    return Ok(None);
+                }
+                Ok(Some(SlotSync::Merged(Merged {
+                    slot,
+                    from_local,
+                    from_remote,
+                })))
+            }
+            Outcome::Conflict { ids, reason } => {
+                self.write_record(&conflict_name(&name), &tag, &bytes)?;
+                Ok(Some(SlotSync::Conflict(Box::new(Conflict {
+                    slot,
+                    local: Version::of(&local.header),
+                    remote: Version::of(&remote_header),
+                    ids,
+                    reason,
+                }))))
+            }
+        }
+    }
+
+    fn resolve(&self, slot: SlotId, keep: Keep) -> Result<SlotSync> {
+        let name = slot.file_name();
+        let conflict = conflict_name(&name);
+        let Some((preamble, theirs)) = self.read_record(&conflict)? else {
+            return Err(Error::SlotEmpty { slot });
+        };
+        self.check_remote(slot, &theirs)?;
+        let tag = Tag {
+            e_tag: preamble.e_tag,
+            version: preamble.version,
+        };
+        let done = match keep {
+            Keep::Remote => {
+                let local = self.manager.primary_stamp(slot)?;
+                if self.install(slot, local, &theirs, &tag)?.is_none() {
+                    return Err(Error::Cloud {
+                        action: "resolve",
+                        object: name,
+                        source: "the local save changed while the conflict was resolved".into(),
+                    });
+                }
+                SlotSync::Pulled
+            }
+            Keep::Local => {
+                let local = self.read_local(slot)?.ok_or(Error::SlotEmpty { slot })?;
+                if self
+                    .upload(slot, &local.bytes, &Expect::Still(tag))?
+                    .is_none()
+                {
+                    return Err(Error::Cloud {
+                        action: "resolve",
+                        object: self.remote.path(slot).to_string(),
+                        source: "the cloud's save changed again since the conflict: sync first"
+                            .into(),
+                    });
+                }
+                self.manager.keep_as_backup(slot, &theirs)?;
+                SlotSync::Pushed
+            }
+        };
+        self.storage()
+            .delete(&conflict)
+            .map_err(|e| Error::io(self.storage().locate(&conflict), e))?;
+        Ok(done)
+    }
+}

@@ -36,7 +36,7 @@ use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::format::{FileKind, Metadata, Source};
 use crate::slot::SlotId;
-use crate::snapshot::{FileOf, Snapshot, seal_entries};
+use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries};
 use crate::state::{Members, RestoreReport, SaveState};
 
 /// A memento's fingerprint: length and CRC32, then a SipHash-1-3 of its bytes.
@@ -152,24 +152,49 @@ fn capture(m: &SaveLoadManager, state: &(impl SaveState + ?Sized)) -> Result<Sna
     Ok(snapshot)
 }
 
-/// A full save of `snapshot`, and the fingerprints of what it wrote, taken from the file's
-/// buffer as it is written (a captured memento is encoded once, into the file).
+/// A full save of `snapshot`, and the fingerprints of what it wrote.
 fn full_save(
     m: &SaveLoadManager,
     slot: SlotId,
     snapshot: &Snapshot,
 ) -> Result<(SaveReport, Baseline)> {
-    m.worker.supersede(slot);
-    let mut prints = HashMap::with_capacity(snapshot.len());
     let schema_version = m.engine.files.schema_version;
+    fingerprinted_save(
+        m,
+        slot,
+        snapshot.codec(),
+        snapshot.len(),
+        &mut |generation, with, seeing| {
+            snapshot.seal_file_seeing(slot, schema_version, generation, with, seeing)
+        },
+    )
+}
+
+/// Seals a file of the given generation, as told, showing each memento's bytes to the last
+/// argument.
+type SealSeeing<'f> =
+    dyn FnMut(u64, SealWith<'_>, &mut dyn FnMut(&str, &[u8])) -> Result<Vec<u8>> + 'f;
+
+/// A full save of the file `seal(generation, how, seeing)` writes, and the fingerprints of its
+/// `count` mementos, taken from the file's buffer as `seal` shows them to `seeing` (so a
+/// memento is encoded once, into the file).
+fn fingerprinted_save(
+    m: &SaveLoadManager,
+    slot: SlotId,
+    codec: Codec,
+    count: usize,
+    seal: &mut SealSeeing<'_>,
+) -> Result<(SaveReport, Baseline)> {
+    m.worker.supersede(slot);
+    let mut prints = HashMap::with_capacity(count);
     let report = m.engine.save_with(slot, &mut |generation, with| {
         prints.clear();
-        snapshot.seal_file_seeing(slot, schema_version, generation, with, &mut |id, bytes| {
+        seal(generation, with, &mut |id, bytes| {
             prints.insert(id.to_owned(), fingerprint(bytes));
         })
     })?;
     let baseline = Baseline {
-        codec: snapshot.codec(),
+        codec,
         generation: report.generation,
         deltas: 0,
         mementos: prints,
@@ -191,7 +216,6 @@ pub(super) fn save_state(
         return Ok(report);
     }
     // Encoded straight from the game's objects into the file, fingerprinted as they go.
-    m.worker.supersede(slot);
     let members = members.into_sorted();
     let mut metadata = Metadata::default();
     state.describe(&mut metadata);
@@ -206,31 +230,26 @@ pub(super) fn save_state(
             )
         })
         .collect();
-    let mut prints = HashMap::with_capacity(members.len());
-    let report = m.engine.save_with(slot, &mut |generation, with| {
-        prints.clear();
-        let file = FileOf {
-            codec,
-            metadata: &metadata,
-            kind: FileKind::Save,
-            slot,
-            schema_version: m.engine.files.schema_version,
-            generation,
-            saved_at: crate::format::now(),
-        };
-        seal_entries(&file, None, with, &entries, &mut |id, bytes| {
-            prints.insert(id.to_owned(), fingerprint(bytes));
-        })
-    })?;
-    m.baselines.put(
+    let schema_version = m.engine.files.schema_version;
+    let (report, baseline) = fingerprinted_save(
+        m,
         slot,
-        Baseline {
-            codec,
-            generation: report.generation,
-            deltas: 0,
-            mementos: prints,
+        codec,
+        entries.len(),
+        &mut |generation, with, seeing| {
+            let file = FileOf {
+                codec,
+                metadata: &metadata,
+                kind: FileKind::Save,
+                slot,
+                schema_version,
+                generation,
+                saved_at: crate::format::now(),
+            };
+            seal_entries(&file, None, with, &entries, seeing)
         },
-    );
+    )?;
+    m.baselines.put(slot, baseline);
     Ok(report)
 }
 

@@ -4,6 +4,8 @@
 //!
 //! - `record`: `History::edit` moving one piece (captures and encodes before and after,
 //!   compares, stores the difference).
+//! - `record (Undoable)`: the same edit of a level that an `Undoable` owns: the before state
+//!   is the previous edit's after state, so the level is encoded once.
 //! - `record + undo`: the same, then undo it (patches the one full state, decodes, restores).
 //! - `undo + redo`: moving through the history.
 //! - `diff`: a property-diff edit (`History::diff_edit`) of the same move against a memento edit:
@@ -23,7 +25,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use savegame::{Codec, History, Originator};
+use savegame::{Codec, History, Originator, Undoable};
 use savegame_testkit::Counting;
 use serde::{Deserialize, Serialize};
 
@@ -203,6 +205,18 @@ fn recording(c: &mut Criterion) {
         b.iter(|| {
             history.undo(&mut level).unwrap();
             history.redo(&mut level).unwrap();
+        })
+    });
+    let mut owned = Undoable::with_history(
+        level.clone(),
+        History::<Level>::builder().limit(50).build().unwrap(),
+    );
+    let mut y = 0.0f32;
+    group.bench_function("record (Undoable)", |b| {
+        b.iter(|| {
+            y += 1.0;
+            let to = y;
+            assert!(owned.edit("Move", |l| l.pieces[777].x = to).unwrap());
         })
     });
     group.finish();

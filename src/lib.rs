@@ -26,7 +26,7 @@
 //! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
 //! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`replay::Player`], your game as [`replay::Replayable`] ([`replay`]) |
 //! | keep the same slots on every device, with conflicts caught and disjoint changes merged | `cloud::CloudSync` over an object store (feature `cloud`) |
-//! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]) |
+//! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]); [`Undoable`] when the history owns the originator, for one encoding per edit |
 //!
 //! ```
 //! use savegame::{Codec, Originator, SaveLoadManager, SlotId};
@@ -191,7 +191,7 @@ pub use compression::Compression;
 pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
 pub use format::Metadata;
-pub use history::History;
+pub use history::{History, Undoable};
 pub use manager::backups;
 pub use manager::{
     ChangesReport, DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle,

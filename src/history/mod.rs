@@ -6,6 +6,7 @@
 //! | you want to | use |
 //! |---|---|
 //! | record a change of the originator, whatever it is | [`History::edit`], or [`begin_edit`](History::begin_edit) … [`commit_edit`](History::commit_edit) |
+//! | record edits of an originator the history owns, encoding it once per edit rather than twice | an [`Undoable`]: [`Undoable::edit`], [`undo`](Undoable::undo), [`redo`](Undoable::redo) |
 //! | record a drag (one entry, however many frames) | `begin_edit` at the press, `commit_edit` at the release ([`cancel_edit`](History::cancel_edit) on Esc) |
 //! | undo only the properties an edit changed, and leave later unrecorded changes alone (Unity's `Undo.RecordObject`) | a property-diff edit: [`History::diff_edit`], or [`begin_diff_edit`](History::begin_diff_edit) … [`commit_edit`](History::commit_edit); conflicts: [`OnConflict`] |
 //! | record an edit that knows its inverse | a [`Command`] and [`History::apply`] |
@@ -104,6 +105,7 @@ mod memento;
 mod multi;
 mod navigate;
 mod observer;
+mod undoable;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -118,6 +120,7 @@ pub use hook::{Recorded, Verdict};
 pub use memento::{FORMAT_VERSION, HistoryMemento};
 pub use multi::{MultiHistory, Target, TargetSet, Targets};
 pub use observer::{Event, Observer, ObserverId, Status};
+pub use undoable::Undoable;
 
 use chain::Chain;
 use entry::{Entry, Record};
@@ -163,6 +166,11 @@ pub struct History<T: Originator, C = NoCommand> {
     group: Option<Group<C>>,
     observers: Observers,
     hook: Hook<T, C>,
+    /// The newest link's after state is the target's encoding as the last
+    /// [`commit_edit`](Self::commit_edit) left it: that commit recorded a memento edit as an
+    /// entry of its own, or merged it into one, with no hook. Only an [`Undoable`], which owns
+    /// the target and so knows it has not changed since, acts on it.
+    newest_is_target: bool,
     target: PhantomData<fn(&mut T)>,
 }
 
@@ -172,6 +180,8 @@ struct OpenEdit {
     title: Title,
     before: Vec<u8>,
     diff: bool,
+    /// `before` is a copy of the history's newest state, not an encoding of the target.
+    from_newest: bool,
 }
 
 /// A group between `begin_group` and `end_group`.
@@ -228,6 +238,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             group: None,
             observers,
             hook: Hook::new(builder.hook),
+            newest_is_target: false,
             target: PhantomData,
         }
     }
@@ -278,22 +289,69 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     /// [`Error::Rejected`] if an edit is already open;
     /// [`Error::Encode`] if the codec cannot encode the memento.
     pub fn begin_edit(&mut self, target: &T, title: impl Into<Title>) -> Result<()> {
-        self.open_edit(target, title.into(), false)
+        self.open_edit(target, title.into(), false, false)
     }
 
-    fn open_edit(&mut self, target: &T, title: Title, diff: bool) -> Result<()> {
+    /// Opens an edit. With `unchanged` (the caller owns the target and knows it is as the last
+    /// commit left it) the before state is a copy of the newest state, where that is the
+    /// target's encoding, rather than a second encoding of the same bytes.
+    fn open_edit(&mut self, target: &T, title: Title, diff: bool, unchanged: bool) -> Result<()> {
         if self.edit.is_some() {
             return Err(Error::rejected(
                 "undo history: an edit is already open (commit or cancel it first)",
             ));
         }
-        let before = self.encode(target)?;
+        let newest = if unchanged && !diff {
+            self.newest_state()?
+        } else {
+            None
+        };
+        let from_newest = newest.is_some();
+        let before = match newest {
+            Some(bytes) => bytes,
+            None => self.encode(target)?,
+        };
         self.edit = Some(OpenEdit {
             title,
             before,
             diff,
+            from_newest,
         });
         Ok(())
+    }
+
+    /// [`edit`](Self::edit), for an [`Undoable`]: `target` is known to be as the last
+    /// [`commit_edit`](Self::commit_edit) left it.
+    pub(crate) fn edit_unchanged(
+        &mut self,
+        target: &mut T,
+        title: Title,
+        change: impl FnOnce(&mut T),
+    ) -> Result<bool> {
+        self.open_edit(target, title, false, true)?;
+        change(target);
+        self.commit_edit(target)
+    }
+
+    /// A copy of the newest state, when it is the target's encoding as the last commit left
+    /// it: that commit said so, and the history has not moved since (nothing to redo, no edit
+    /// or group open, no hook, the newest entry ending in the newest link).
+    fn newest_state(&mut self) -> Result<Option<Vec<u8>>> {
+        if !self.newest_is_target
+            || self.group.is_some()
+            || self.hook.get().is_some()
+            || self.cursor != self.entries.len()
+        {
+            return Ok(None);
+        }
+        let ends_in_newest_link = self.entries.back().is_some_and(|top| {
+            matches!(top.records.last(), Some(Record::Memento))
+                && top.first_link + top.links() == self.chain.end()
+        });
+        if !ends_in_newest_link {
+            return Ok(None);
+        }
+        Ok(Some(self.chain.state(self.chain.end() - 1, true)?.to_vec()))
     }
 
     // ---------------------------------------------------------------------------------------
@@ -364,7 +422,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     /// # Errors
     /// As for [`begin_edit`](Self::begin_edit).
     pub fn begin_diff_edit(&mut self, target: &T, title: impl Into<Title>) -> Result<()> {
-        self.open_edit(target, title.into(), true)
+        self.open_edit(target, title.into(), true, false)
     }
 
     /// Ends the open memento edit: captures `target` again and records the edit, unless nothing
@@ -387,10 +445,18 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             title,
             before,
             diff,
+            from_newest,
         }) = self.edit.take()
         else {
             return Ok(false);
         };
+        // Set again below only where this commit leaves the newest state the target's.
+        self.newest_is_target = false;
+        if from_newest && before == after {
+            // Nothing changed: the newest state is still the target's.
+            self.newest_is_target = true;
+            return Ok(false);
+        }
         if diff {
             self.record_diff_edit(title, before, after)
         } else {
@@ -943,6 +1009,8 @@ impl<T: Originator, C: Command<T>> History<T, C> {
             return Ok(false);
         }
         let (mut name, merge) = title.into_parts();
+        // A hook may record other states than the target's.
+        let unhooked = self.hook.get().is_none();
         if let Some(hook) = self.hook.get() {
             let mut mods = None;
             let mut recorded = Recorded::edit(
@@ -974,14 +1042,18 @@ impl<T: Originator, C: Command<T>> History<T, C> {
                 .mergeable_top(Some(key))
                 .is_some_and(|top| top.is_sole_memento())
         {
-            if !self.chain.set_last_after(after)? {
+            if self.chain.set_last_after(after)? {
+                self.newest_is_target = unhooked;
+            } else {
                 // The merged edit changes nothing at all: the entry goes.
                 self.pop_back()?;
                 self.sealed = true;
             }
             return self.finish_push(was);
         }
-        self.push_entry(name, merge, vec![Pending::Edit { before, after }], was)
+        let recorded = self.push_entry(name, merge, vec![Pending::Edit { before, after }], was)?;
+        self.newest_is_target = unhooked;
+        Ok(recorded)
     }
 
     /// Records a property-diff edit: its modifications, through the hook, into the open group

@@ -62,34 +62,70 @@ fn an_edit_after_an_edit_encodes_the_target_once() {
     let set = |i: usize, v: u32| move |l: &mut Level| l.cells[i] = v;
 
     // The first edit knows nothing: before and after.
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("a", set(0, 1)).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("a", set(0, 1)).unwrap())),
+        2
+    );
     // Every edit after an edit: only the after state.
     for i in 1..10 {
-        assert_eq!(encodings(&mut u, |u| assert!(u.edit("b", set(i, 2)).unwrap())), 1);
+        assert_eq!(
+            encodings(&mut u, |u| assert!(u.edit("b", set(i, 2)).unwrap())),
+            1
+        );
     }
     // An edit that changes nothing records nothing, and the next one still needs one.
-    assert_eq!(encodings(&mut u, |u| assert!(!u.edit("c", |_| {}).unwrap())), 1);
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("d", set(20, 3)).unwrap())), 1);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(!u.edit("c", |_| {}).unwrap())),
+        1
+    );
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("d", set(20, 3)).unwrap())),
+        1
+    );
     // Edits that merge into one entry.
     let drag = || Title::new("drag").merging(7);
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit(drag(), set(30, 4)).unwrap())), 1);
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit(drag(), set(30, 5)).unwrap())), 1);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit(drag(), set(30, 4)).unwrap())),
+        1
+    );
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit(drag(), set(30, 5)).unwrap())),
+        1
+    );
     assert_eq!(u.history().len(), 12);
 
     // Whatever may change the target outside an edit: the next edit encodes it again.
     u.untracked_mut().cells[40] = 9;
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("e", set(41, 1)).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("e", set(41, 1)).unwrap())),
+        2
+    );
     assert!(u.undo().unwrap());
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("f", set(42, 1)).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("f", set(42, 1)).unwrap())),
+        2
+    );
     u.history_mut().mark_saved();
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("g", set(43, 1)).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("g", set(43, 1)).unwrap())),
+        2
+    );
     let (l, _) = u.parts_mut();
     l.cells[44] = 1;
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("h", set(45, 1)).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("h", set(45, 1)).unwrap())),
+        2
+    );
     // A property-diff edit: the history's newest state is not the target's.
     assert!(u.diff_edit("i", set(46, 1)).unwrap());
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("j", set(47, 1)).unwrap())), 2);
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("k", set(48, 1)).unwrap())), 1);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("j", set(47, 1)).unwrap())),
+        2
+    );
+    assert_eq!(
+        encodings(&mut u, |u| assert!(u.edit("k", set(48, 1)).unwrap())),
+        1
+    );
 }
 
 #[test]
@@ -101,7 +137,11 @@ fn an_untracked_change_is_not_taken_back_by_the_next_edits_undo() {
     assert!(u.undo().unwrap());
     assert_eq!(u.cells, [1, 5, 0]);
     assert!(u.undo().unwrap());
-    assert_eq!(u.cells, [0, 0, 0], "a memento undo restores the whole state before 'one'");
+    assert_eq!(
+        u.cells,
+        [0, 0, 0],
+        "a memento undo restores the whole state before 'one'"
+    );
 }
 
 #[test]
@@ -146,14 +186,28 @@ fn capped() -> History<Level> {
 fn a_hook_that_rewrites_the_after_state_makes_every_edit_encode_before_and_after() {
     let mut u = Undoable::with_history(level(&[0, 0]), capped());
     let (mut twin, mut history) = (level(&[0, 0]), capped());
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("a", |l| l.cells[0] = 50).unwrap())), 2);
-    assert_eq!(encodings(&mut u, |u| assert!(u.edit("b", |l| l.cells[1] = 1).unwrap())), 2);
+    assert_eq!(
+        encodings(&mut u, |u| assert!(
+            u.edit("a", |l| l.cells[0] = 50).unwrap()
+        )),
+        2
+    );
+    assert_eq!(
+        encodings(&mut u, |u| assert!(
+            u.edit("b", |l| l.cells[1] = 1).unwrap()
+        )),
+        2
+    );
     history.edit(&mut twin, "a", |l| l.cells[0] = 50).unwrap();
     history.edit(&mut twin, "b", |l| l.cells[1] = 1).unwrap();
     assert_eq!(history_bytes(u.history()), history_bytes(&history));
     assert!(u.undo().unwrap() && history.undo(&mut twin).unwrap());
     assert_eq!(u.cells, twin.cells);
-    assert_eq!(u.cells, [50, 0], "b's before state is the target's, not the capped one");
+    assert_eq!(
+        u.cells,
+        [50, 0],
+        "b's before state is the target's, not the capped one"
+    );
 }
 
 /// What a test does to an `Undoable` and, in the same way, to a `History` beside a twin level.

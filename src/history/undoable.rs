@@ -132,8 +132,7 @@ impl<T: Originator, C: Command<T>> Undoable<T, C> {
     pub fn edit(&mut self, title: impl Into<Title>, change: impl FnOnce(&mut T)) -> Result<bool> {
         let title = title.into();
         let recorded = if self.unchanged {
-            self.history
-                .edit_unchanged(&mut self.target, title, change)
+            self.history.edit_unchanged(&mut self.target, title, change)
         } else {
             self.history.edit(&mut self.target, title, change)
         };

@@ -331,7 +331,7 @@ fn chunked_world(c: &mut Criterion) {
             .directory(dir.path())
             .codec(variant.codec)
             .key(key())
-            .encode_threads(threads)
+            .threads(threads)
             .build()
             .unwrap()
     };
@@ -370,6 +370,50 @@ fn chunked_world(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // Where the hand pipeline's time goes, so the floor of a save is visible in the same run:
+    // the encoding of the chunks, AES-GCM over the bytes, the temp file's write + fsync +
+    // rename, and what `capture` costs (a clone of every chunk) before any of them.
+    let mut stages = c.benchmark_group("save/world-100k-in-1000-chunks/stages");
+    let encode_all = || {
+        let mut buf = Vec::with_capacity(6 << 20);
+        for id in &ids {
+            encode_into(variant.codec, &mut buf, &MementoOf(chunks.get(id).unwrap()));
+        }
+        buf
+    };
+    let bytes = encode_all();
+    let cipher = Aes256Gcm::new(&TEST_KEY.into());
+    stages.bench_function("encode (one thread)", |b| {
+        b.iter(|| black_box(encode_all()))
+    });
+    stages.bench_function("AES-256-GCM (one message)", |b| {
+        let mut buf = bytes.clone();
+        b.iter(|| {
+            let tag = cipher
+                .encrypt_inout_detached(&Nonce::from([0u8; 12]), b"", buf.as_mut_slice().into())
+                .unwrap();
+            black_box(tag)
+        })
+    });
+    stages.bench_function("write + fsync + rename", |b| {
+        b.iter(|| {
+            let tmp = dir.path().join("stage.tmp");
+            let mut f = std::fs::File::create(&tmp).unwrap();
+            f.write_all(&bytes).unwrap();
+            f.sync_all().unwrap();
+            drop(f);
+            std::fs::rename(&tmp, dir.path().join("stage.bin")).unwrap();
+        })
+    });
+    stages.bench_function("capture (clone the chunks)", |b| {
+        b.iter(|| {
+            let mut snapshot = two.snapshot();
+            chunks.capture_state(&mut snapshot).unwrap();
+            black_box(snapshot)
+        })
+    });
+    stages.finish();
 }
 
 /// Where the bench writes: `SAVEGAME_BENCH_DIR`, or the system's temp folder.

@@ -154,7 +154,18 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         // Needs the `bitcode` feature too.
         ("v3", Codec::Bitcode, Seal::Aes, none),
     ];
-    for (story, codec, seal, compression) in files {
+    // The encrypted files above were written before format 2 sealed encrypted bodies in
+    // segments (flag bit 4), as one AES-GCM message each; this program now writes segments,
+    // so these two are the segmented kind (their bodies are one segment long).
+    let segmented = [
+        ("v3", Codec::Json, Seal::Aes, none),
+        ("v3", Codec::MessagePack, Seal::Aes, none),
+    ];
+    let files = files
+        .into_iter()
+        .map(|f| (f, ""))
+        .chain(segmented.into_iter().map(|f| (f, "segmented-")));
+    for ((story, codec, seal, compression), kind) in files {
         let tmp = tempfile::tempdir()?;
         let builder = SaveLoadManager::builder()
             .directory(tmp.path())
@@ -184,7 +195,7 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
             Compression::None => String::new(),
             c => format!("{}-", c.name()),
         };
-        let name = format!("format2-{story}-{codec}-{packed}{}.sav", seal.name());
+        let name = format!("format2-{story}-{codec}-{packed}{kind}{}.sav", seal.name());
         write_new(&out.join(name), &std::fs::read(report.path)?)?;
     }
     // The per-memento story's expected state, by hand: player 1 -> 2 renames `stamina` to

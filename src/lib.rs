@@ -122,7 +122,7 @@
 //!   file: its peak heap is about the file's size. A captured snapshot (needed for a
 //!   background save, which must not borrow the game) holds each `create_memento`'s copy,
 //!   encoded into the file's buffer when it is saved, or on
-//!   [`encode_threads`](ManagerBuilder::encode_threads) scoped threads when it has many
+//!   [`threads`](ManagerBuilder::threads) scoped threads when it has many
 //!   mementos, with the same bytes.
 //! - **Dirty tracking by comparison.** [`SaveLoadManager::save_state_incremental`] keeps a
 //!   16-byte fingerprint (length, CRC32, SipHash) of each memento a slot holds, and writes the

@@ -561,7 +561,7 @@ impl Snapshot {
     /// ([`DEFAULT_MAX_FILE_SIZE`](crate::format::DEFAULT_MAX_FILE_SIZE));
     /// [`Error::DecompressedTooLarge`] past it.
     pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
-        let opened = format::open(bytes, FileKind::Save, key, DEFAULT_MAX_FILE_SIZE)?;
+        let opened = format::open(bytes, FileKind::Save, key, DEFAULT_MAX_FILE_SIZE, 1)?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
@@ -773,7 +773,7 @@ impl Snapshot {
             saved_at,
         };
         let mut entries = self.entries();
-        let shares = self.encode_ahead(with.threads)?;
+        let shares = self.encode_ahead(with.threads, with.size_hint)?;
         for share in &shares {
             for (index, range) in &share.ranges {
                 if let Some(entry) = entries.get_mut(*index) {
@@ -789,7 +789,9 @@ impl Snapshot {
     /// neighbouring mementos one after another into one buffer of its own; the file is then
     /// assembled from those bytes, in order, so it is the file one thread writes. With one
     /// thread, or one such memento, nothing: the save encodes it straight into the file.
-    fn encode_ahead(&self, threads: usize) -> Result<Vec<Share>> {
+    /// `size_hint` is the expected length of the whole file (0: unknown): each share's buffer
+    /// starts at its part of it, so it does not grow by doubling and copying.
+    fn encode_ahead(&self, threads: usize, size_hint: usize) -> Result<Vec<Share>> {
         // Indices as in `entries`, which lists the mementos in the same order.
         let pending: Vec<(usize, &str, &Pending)> = self
             .mementos
@@ -807,9 +809,11 @@ impl Snapshot {
             return Ok(Vec::new());
         }
         let codec = self.codec;
+        // A little over an equal part, as the parts are alike but not equal.
+        let capacity = size_hint / threads + size_hint / threads / 16;
         let encode = |part: &[(usize, &str, &Pending)]| -> Result<Share> {
             let mut share = Share {
-                bytes: Vec::new(),
+                bytes: Vec::with_capacity(capacity),
                 ranges: Vec::with_capacity(part.len()),
             };
             for (index, id, value) in part {
@@ -955,6 +959,7 @@ pub(crate) fn seal_entries(
         protect,
         compression: with.compression,
         delta,
+        threads: with.threads,
     };
     format::seal_sources(&params, entries, with.size_hint, on_memento)
 }
@@ -1002,10 +1007,10 @@ impl<'a> FileSealer<'a> {
         self
     }
 
-    /// Encodes the captured mementos on up to `threads` threads (default 1), as a manager's
-    /// [`encode_threads`](crate::ManagerBuilder::encode_threads) does. The bytes are the same
-    /// as with one.
-    pub fn encode_threads(mut self, threads: usize) -> Self {
+    /// Encodes the captured mementos, and encrypts the file's segments, on up to `threads`
+    /// threads (default 1), as a manager's [`threads`](crate::ManagerBuilder::threads) does.
+    /// The bytes are the same as with one.
+    pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self
     }
@@ -1147,7 +1152,7 @@ mod tests {
         let seal = |s: &Snapshot, threads: usize| {
             s.sealer(SlotId::Numbered(1), 1, 1)
                 .saved_at(at)
-                .encode_threads(threads)
+                .threads(threads)
                 .build()
                 .unwrap()
         };
@@ -1194,7 +1199,7 @@ mod tests {
         for threads in [1, 4] {
             let err = s
                 .sealer(SlotId::Numbered(1), 1, 1)
-                .encode_threads(threads)
+                .threads(threads)
                 .build()
                 .unwrap_err();
             assert!(

@@ -19,7 +19,7 @@ const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
 /// `v<n>-*` are format version 1, `format2-*` format version 2.
-const FIXTURES: [(&str, &str); 30] = [
+const FIXTURES: [(&str, &str); 32] = [
     ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
     ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
     ("format2-mementos.expected.json", "3092bce11d1eddc7"),
@@ -28,11 +28,13 @@ const FIXTURES: [(&str, &str); 30] = [
     ("format2-v3-json-hmac.sav", "1691772c9502bebe"),
     ("format2-v3-json-lz4-plain.sav", "8e33eec600b133eb"),
     ("format2-v3-json-plain.sav", "f0a558b78bd2529a"),
+    ("format2-v3-json-segmented-aes.sav", "92b1becdf8a4fcaf"),
     ("format2-v3-json-zstd-hmac.sav", "3a2628a9165f912e"),
     ("format2-v3-msgpack-aes.sav", "ccfaa0185f500174"),
     ("format2-v3-msgpack-hmac.sav", "48f8284ee4b2793d"),
     ("format2-v3-msgpack-lz4-aes.sav", "83168ae5a02a029c"),
     ("format2-v3-msgpack-plain.sav", "5a70b924195caaf0"),
+    ("format2-v3-msgpack-segmented-aes.sav", "ac0f4583b3f4b0b3"),
     ("format2-v3-msgpack-zstd-aes.sav", "b2a2427ee7e19116"),
     ("test-key.hex", "a87272cd93187afe"),
     ("v1-json-aes.sav", "e56f1b1cdc6475f9"),
@@ -123,7 +125,7 @@ fn save_files() -> Vec<(String, u32, Seal, u16)> {
         }
     }
     for codec in ["json", "msgpack"] {
-        for enc in ["plain", "aes", "hmac"] {
+        for enc in ["plain", "aes", "hmac", "segmented-aes"] {
             let name = format!("format2-v3-{codec}-{enc}.sav");
             out.push((name.clone(), 3, Seal::of(&name), 2));
         }
@@ -179,6 +181,13 @@ fn every_fixture_loads_as_its_expected_v3_state() {
         assert_eq!(loaded.report.header.format_version, format, "{name}");
         assert_eq!(loaded.report.header.authenticated, seal == Seal::Hmac);
         assert_eq!(loaded.report.header.encrypted, seal == Seal::Aes);
+        // Encrypted format-2 files from before segments are one message; later ones segments.
+        let segmented = name.contains("segmented");
+        assert_eq!(
+            loaded.report.header.segment_log,
+            segmented.then_some(18),
+            "{name}"
+        );
         let expected: v3::Game = serde_json::from_str(
             &std::fs::read_to_string(repo(&format!("fixtures/v{version}.expected.json"))).unwrap(),
         )

@@ -77,6 +77,11 @@ fn every_fixture_shows_its_header_and_sections_that_add_up_to_the_file() {
             assert_eq!(payload.0, metadata.1);
         }
         assert_eq!((crc.0, crc.1, crc.2), (payload.1, size, 4));
+        assert_eq!(
+            text.contains("encrypted       yes (AES-256-GCM, in segments of 256 KiB)"),
+            name.contains("segmented"),
+            "{name}: {text}"
+        );
         if encrypted {
             assert!(text.contains("give a key"), "{text}");
         } else {

@@ -9,6 +9,7 @@ use super::bytes::{
     system_time_to_millis,
 };
 use super::metadata::{Metadata, encoded_metadata_len, parse_metadata, write_metadata};
+use super::segments;
 use crate::codec::{Codec, Encodable};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
@@ -41,6 +42,10 @@ pub const FLAG_AUTHENTICATED: u16 = 2;
 /// 2 = Zstandard; 3 is [`Error::UnknownFlags`]. A compressed body is its decompressed length
 /// (`u64`) then the stream, sealed like any body.
 pub const FLAGS_COMPRESSION: u16 = 0b1100;
+/// Flag bit 4 (format version 2, only with [`FLAG_ENCRYPTED`]): the body is encrypted as
+/// segments of `2^n` bytes, `n` in the header's byte 15, each its own AES-256-GCM message;
+/// the tags follow the ciphertext, in order (see "Segmented encryption" in `docs/format.md`).
+pub const FLAG_SEGMENTED: u16 = 1 << 4;
 /// Where the compression field starts in the flags.
 const COMPRESSION_SHIFT: u16 = 2;
 /// The memento version of every memento of a format-1 file (which records none), and of a
@@ -58,6 +63,7 @@ const OFF_FLAGS: usize = 10;
 const OFF_CODEC: usize = 12;
 const OFF_KIND: usize = 13;
 const OFF_SLOT_KIND: usize = 14;
+/// Reserved (0), or a segmented file's segment size as a power of two.
 const OFF_RESERVED: usize = 15;
 const OFF_SLOT: usize = 16;
 const OFF_SCHEMA: usize = 20;
@@ -166,8 +172,12 @@ pub struct Header {
     pub saved_at: SystemTime,
     /// Label, playtime, app version, user fields, thumbnail.
     pub metadata: Metadata,
-    /// Length of the payload section in bytes (including the tag when encrypted).
+    /// Length of the payload section in bytes (including the tag, or tags, when encrypted).
     pub payload_len: u64,
+    /// For a body encrypted in segments (format version 2, [`FLAG_SEGMENTED`]): the segment
+    /// size as a power of two (18: 256 KiB). `None` for a body encrypted as one message, and
+    /// for a file that is not encrypted.
+    pub segment_log: Option<u8>,
 }
 
 impl Header {
@@ -275,6 +285,8 @@ pub(crate) struct SealParams<'a> {
     pub compression: Compression,
     /// For a delta: its sequence number and the ids it deletes.
     pub delta: Option<(u64, Vec<&'a str>)>,
+    /// Threads that may seal an encrypted body's segments at once (this one among them).
+    pub threads: usize,
 }
 
 /// Writes a whole file: header, metadata, body (table of contents and document, encrypted or
@@ -316,8 +328,15 @@ pub(crate) fn seal_sources(
             reason: format!("this library writes format versions 1 to {FORMAT_VERSION}"),
         });
     }
+    // From format version 2 an encrypted body is sealed in segments.
+    let segment_log = (version >= FORMAT_VERSION_2
+        && matches!(params.protect, Protect::Encrypted(..)))
+    .then_some(segments::SEGMENT_LOG);
     let (encrypted, tag_len, flags) = match params.protect {
         Protect::Plain => (false, 0, 0),
+        Protect::Encrypted(..) if segment_log.is_some() => {
+            (true, TAG_LEN, FLAG_ENCRYPTED | FLAG_SEGMENTED)
+        }
         Protect::Encrypted(..) => (true, TAG_LEN, FLAG_ENCRYPTED),
         Protect::Authenticated(_) if version < FORMAT_VERSION_2 => {
             return Err(Error::Config {
@@ -360,13 +379,16 @@ pub(crate) fn seal_sources(
                 }
         })
         .sum::<usize>();
+    let body_bound = preamble_len + toc_len + doc_bound;
+    let tags_bound = match segment_log {
+        Some(log) => tag_len * segments::count(body_bound.max(size_hint), log),
+        None => tag_len,
+    };
     let capacity = HEADER_LEN
         + metadata_len
         + if encrypted { NONCE_LEN } else { 0 }
-        + tag_len
-        + preamble_len
-        + toc_len
-        + doc_bound
+        + tags_bound
+        + body_bound
         + CRC_LEN;
     let mut buf = Vec::with_capacity(capacity.max(size_hint));
 
@@ -378,7 +400,7 @@ pub(crate) fn seal_sources(
     buf.push(params.kind.id());
     let (slot_kind, slot_number) = params.slot.to_raw();
     buf.push(slot_kind);
-    buf.push(0);
+    buf.push(segment_log.unwrap_or(0));
     buf.extend_from_slice(&slot_number.to_le_bytes());
     buf.extend_from_slice(&params.schema_version.to_le_bytes());
     buf.extend_from_slice(&params.generation.to_le_bytes());
@@ -447,15 +469,28 @@ pub(crate) fn seal_sources(
     }
 
     let body_len = buf.len() - body_start;
-    let payload_len = (body_len + tag_len) as u64;
+    let tags_len = match segment_log {
+        Some(log) => tag_len * segments::count(body_len, log),
+        None => tag_len,
+    };
+    let payload_len = (body_len + tags_len) as u64;
     buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
 
     match params.protect {
         Protect::Plain => {}
         Protect::Encrypted(key, nonce) => {
             let (head, body) = buf.split_at_mut(body_start);
-            let tag = seal_body(key, &nonce, &head[..associated_end], body)?;
-            buf.extend_from_slice(&tag);
+            let associated = &head[..associated_end];
+            match segment_log {
+                Some(log) => {
+                    let tags = segments::seal(key, &nonce, associated, body, log, params.threads)?;
+                    buf.extend_from_slice(&tags);
+                }
+                None => {
+                    let tag = seal_body(key, &nonce, associated, body)?;
+                    buf.extend_from_slice(&tag);
+                }
+            }
         }
         Protect::Authenticated(key) => {
             // The tag covers every byte before it: header, metadata and the readable body.
@@ -478,13 +513,15 @@ pub(crate) fn seal_sources(
 /// the manager's key, if it has one; an integrity-only file needs it too, and its tag is
 /// checked. A compressed body that records more than `max_body` bytes decompressed is
 /// [`Error::DecompressedTooLarge`].
+/// `threads` may open an encrypted body's segments at once (this one among them).
 pub(crate) fn open(
     buf: Vec<u8>,
     expected_kind: FileKind,
     key: Option<&Key>,
     max_body: u64,
+    threads: usize,
 ) -> Result<Opened> {
-    open_checking(buf, expected_kind, key, true, max_body)
+    open_checking(buf, expected_kind, key, true, max_body, threads)
 }
 
 /// [`open`] without a key, which also opens an integrity-only file without checking its tag
@@ -494,7 +531,7 @@ pub(crate) fn open_unverified(
     expected_kind: FileKind,
     max_body: u64,
 ) -> Result<Opened> {
-    open_checking(buf, expected_kind, None, false, max_body)
+    open_checking(buf, expected_kind, None, false, max_body, 1)
 }
 
 fn open_checking(
@@ -503,6 +540,7 @@ fn open_checking(
     key: Option<&Key>,
     check_tag: bool,
     max_body: u64,
+    threads: usize,
 ) -> Result<Opened> {
     check_crc(&buf)?;
     let crc_at = buf.len() - CRC_LEN;
@@ -517,7 +555,24 @@ fn open_checking(
     let associated_end = sections.metadata.end as usize;
     let payload = sections.payload.start as usize..sections.payload.end as usize;
 
-    let body = if header.encrypted {
+    let body = if let Some(log) = header.segment_log {
+        let key = key.ok_or_else(missing_key)?;
+        let body = payload.start..payload.start + segments::body_len(payload.len(), log)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&buf[sections.nonce.start as usize..payload.start]);
+        let (head, rest) = buf.split_at_mut(body.start);
+        let (ciphertext, tags) = rest[..payload.len()].split_at_mut(body.len());
+        segments::open(
+            key,
+            &nonce,
+            &head[..associated_end],
+            ciphertext,
+            tags,
+            log,
+            threads,
+        )?;
+        body
+    } else if header.encrypted {
         let key = key.ok_or_else(missing_key)?;
         if payload.len() < TAG_LEN {
             return Err(Error::malformed("encrypted payload shorter than its tag"));
@@ -754,7 +809,7 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     let needed = header_len(bytes)?;
     let format_version = read_u16(bytes, OFF_VERSION);
     let known = if format_version >= FORMAT_VERSION_2 {
-        FLAG_ENCRYPTED | FLAG_AUTHENTICATED | FLAGS_COMPRESSION
+        FLAG_ENCRYPTED | FLAG_AUTHENTICATED | FLAGS_COMPRESSION | FLAG_SEGMENTED
     } else {
         FLAG_ENCRYPTED
     };
@@ -774,9 +829,26 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
     let codec = Codec::from_id(bytes[OFF_CODEC])?;
     let kind = FileKind::from_id(bytes[OFF_KIND])
         .ok_or_else(|| Error::malformed(format!("unknown file kind {}", bytes[OFF_KIND])))?;
-    if bytes[OFF_RESERVED] != 0 {
+    let segment_log = if flags & FLAG_SEGMENTED != 0 {
+        if flags & FLAG_ENCRYPTED == 0 {
+            return Err(Error::malformed(
+                "only an encrypted body is sealed in segments",
+            ));
+        }
+        let log = bytes[OFF_RESERVED];
+        if !segments::SEGMENT_LOGS.contains(&log) {
+            return Err(Error::malformed(format!(
+                "a segment size of 2^{log} bytes (2^{} to 2^{} are allowed)",
+                segments::SEGMENT_LOGS.start,
+                segments::SEGMENT_LOGS.end - 1
+            )));
+        }
+        Some(log)
+    } else if bytes[OFF_RESERVED] != 0 {
         return Err(Error::malformed("reserved header byte is not zero"));
-    }
+    } else {
+        None
+    };
     let slot = SlotId::from_raw(bytes[OFF_SLOT_KIND], read_u32(bytes, OFF_SLOT))
         .ok_or_else(|| Error::malformed("unknown slot kind"))?;
     if bytes.len() < needed {
@@ -798,6 +870,7 @@ pub fn parse_header(bytes: &[u8], file_len: Option<u64>) -> Result<Header> {
         saved_at,
         metadata,
         payload_len: read_u64(bytes, OFF_PAYLOAD_LEN),
+        segment_log,
     };
     if let Some(file_len) = file_len {
         let expected = header.sections().crc.end;
@@ -965,6 +1038,7 @@ mod tests {
             protect,
             compression: Compression::None,
             delta: None,
+            threads: 2,
         }
     }
 
@@ -999,7 +1073,7 @@ mod tests {
             text.contains(r#"{"player":{"hp":9},"world":[1,2]}"#),
             "{text}"
         );
-        let opened = open(bytes, FileKind::Save, None, u64::MAX).unwrap();
+        let opened = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap();
         let found: Vec<(&str, u32, &[u8])> = opened
             .toc
             .iter()
@@ -1026,7 +1100,7 @@ mod tests {
         .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN);
-        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
+        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
         assert_eq!(opened.toc.len(), 2);
     }
 
@@ -1034,7 +1108,8 @@ mod tests {
     const GOLDEN: &str = "895341560d0a1a0a0100010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006400000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4aeceaa3dfd4b063f33ceef7c06fae46a6d0747615a18983d8e2522a107fb3a5134434e3d47c549eef30e4c22f1c0a73b56c6d58e61c5db237f40aced4b792a5109dd3dfc431db966b92df5364c4c1fe070b78e2db5eee7855f682f4fd";
 
     /// The exact bytes of the same file at format version 2, encrypted, its mementos at
-    /// versions 1 and 3.
+    /// versions 1 and 3: one segment (flag bit 4, segment size 2^18 in byte 15), its tag after
+    /// the ciphertext.
     #[cfg(feature = "encryption")]
     #[test]
     fn golden_file_bytes_v2() {
@@ -1046,18 +1121,31 @@ mod tests {
         )
         .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, GOLDEN_V2);
-        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
-        let versions: Vec<(&str, u32)> = opened
-            .toc
-            .iter()
-            .map(|e| (e.id.as_str(), e.version))
-            .collect();
-        assert_eq!(versions, [("player", 1), ("world", 3)]);
+        assert_eq!(hex, GOLDEN_V2_SEGMENTED);
+        assert_eq!(read_u16(&bytes, OFF_FLAGS), FLAG_ENCRYPTED | FLAG_SEGMENTED);
+        assert_eq!(bytes[OFF_RESERVED], 18);
+        for version in [GOLDEN_V2_SEGMENTED, GOLDEN_V2] {
+            let bytes: Vec<u8> = (0..version.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&version[i..i + 2], 16).unwrap())
+                .collect();
+            let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
+            let versions: Vec<(&str, u32)> = opened
+                .toc
+                .iter()
+                .map(|e| (e.id.as_str(), e.version))
+                .collect();
+            assert_eq!(versions, [("player", 1), ("world", 3)]);
+        }
     }
 
+    /// What format version 2 wrote before segmented encryption: the body as one AES-GCM
+    /// message, byte 15 zero. Such files load forever.
     #[cfg(feature = "encryption")]
     const GOLDEN_V2: &str = "895341560d0a1a0a0200010001010100030000000700000002000000000000007b68e5cf8b0100002f0000006c00000000000000fcce38000000000007004c6576656c20330500312e342e32010007006368617074657201000000320300000001020309090909090909090909090925858494b8f0b10dc11bae4ae7eaa3dfdeb063f334eef7c067ae46a6d574017ad6e590ac903e4e137fb3a50d4434e3d47c549e911294ae4e656f01ec746616ef151afa2cb35dcecba8c2f34dc2c5a682729ba772893d9f8c518d0bfb3b31360aa32b6e44daba31004f3ee852be5a33bd";
+
+    #[cfg(feature = "encryption")]
+    const GOLDEN_V2_SEGMENTED: &str = "895341560d0a1a0a0200110001010112030000000700000002000000000000007b68e5cf8b0100002f0000006c00000000000000fcce38000000000007004c6576656c20330500312e342e3201000700636861707465720100000032030000000102030909090909090909090909093360ed07036863e8c92c4d9f4099acc270733928983b95676c948dd63e7f88dc7aa6e74de71bde7a0dfeef2649df58f393771737af2839eb8468fc6235fcd85a8f159e6830d2aeb9585a1a60dab9f3bbf4ceac639636890237518c0707093ecd9ae08e69d108ee73fa3ee89af29c4422";
 
     /// The exact bytes of an integrity-only file: readable, its tag at the end of the payload.
     #[cfg(feature = "integrity")]
@@ -1069,7 +1157,7 @@ mod tests {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN_V2_AUTHENTICATED);
         assert!(String::from_utf8_lossy(&bytes).contains(r#"{"player":{"hp":9},"world":[1,2]}"#));
-        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX).unwrap();
+        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
         assert!(opened.header.authenticated && !opened.header.encrypted);
         assert_eq!(opened.header.protection(), Protection::Authenticated);
         assert_eq!(opened.toc[1].version, 3);
@@ -1091,7 +1179,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at] ^= 0x01;
             fix_crc(&mut bytes);
-            match open(bytes, FileKind::Save, Some(&key), u64::MAX) {
+            match open(bytes, FileKind::Save, Some(&key), u64::MAX, 2) {
                 Err(Error::Tampered) => {}
                 // The flag bit itself: the file now says it is plain, and a manager with a key
                 // refuses plain files (NotEncrypted); the format alone cannot know.
@@ -1104,11 +1192,11 @@ mod tests {
         }
         let other = Key::from_bytes([8; 32]);
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, Some(&other), u64::MAX),
+            open(clean.clone(), FileKind::Save, Some(&other), u64::MAX, 2),
             Err(Error::Tampered)
         ));
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, None, u64::MAX),
+            open(clean.clone(), FileKind::Save, None, u64::MAX, 2),
             Err(Error::KeyRequired)
         ));
         let unverified = open_unverified(clean, FileKind::Save, u64::MAX).unwrap();
@@ -1124,7 +1212,7 @@ mod tests {
             Err(Error::Config { .. })
         ));
         let mut bytes = seal(&params_v1(&m, Protect::Plain), &ENTRIES_V2).unwrap();
-        let opened = open(bytes.clone(), FileKind::Save, None, u64::MAX).unwrap();
+        let opened = open(bytes.clone(), FileKind::Save, None, u64::MAX, 2).unwrap();
         assert!(
             opened
                 .toc
@@ -1135,7 +1223,7 @@ mod tests {
         bytes[OFF_FLAGS] |= FLAG_AUTHENTICATED as u8;
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX),
+            open(bytes, FileKind::Save, None, u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 2 })
         ));
         // Both bits at once is no file of format 2.
@@ -1143,7 +1231,7 @@ mod tests {
         both[OFF_FLAGS] |= (FLAG_ENCRYPTED | FLAG_AUTHENTICATED) as u8;
         fix_crc(&mut both);
         assert!(matches!(
-            open(both, FileKind::Save, None, u64::MAX),
+            open(both, FileKind::Save, None, u64::MAX, 2),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1220,7 +1308,7 @@ mod tests {
             (OFF_CODEC, 1, "codec"),
             (OFF_KIND, 1, "file kind"),
             (OFF_SLOT_KIND, 1, "slot kind"),
-            (OFF_RESERVED, 1, "reserved"),
+            (OFF_RESERVED, 1, "segment size"),
             (OFF_SLOT, 4, "slot number"),
             (OFF_SCHEMA, 4, "schema version"),
             (OFF_GENERATION, 8, "generation"),
@@ -1237,6 +1325,12 @@ mod tests {
             .unwrap();
         assert_eq!((FLAG_ENCRYPTED, FLAG_AUTHENTICATED), (1, 2));
         assert!(flags_row.contains("Bit 0: encrypted. Bit 1: authenticated"));
+        assert_eq!(FLAG_SEGMENTED, 1 << 4);
+        assert!(flags_row.contains("Bit 4: segmented"));
+        assert!(layout.contains(&format!(
+            "this library writes {}: 256 KiB",
+            segments::SEGMENT_LOG
+        )));
         assert!(layout.contains(&format!("followed by its {MAC_LEN}-byte HMAC-SHA256 tag")));
         assert!(layout.contains(&format!("bytes 0 .. end−{}", MAC_LEN + CRC_LEN)));
         assert!(layout.contains(
@@ -1279,7 +1373,7 @@ mod tests {
         let body = parse_header(&bytes, None).unwrap().sections().payload.start as usize;
         bytes[body..body + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         fix_crc(&mut bytes);
-        let err = open(bytes, FileKind::Save, None, u64::MAX).unwrap_err();
+        let err = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 
@@ -1299,7 +1393,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
             fix_crc(&mut bytes);
-            let result = open(bytes, FileKind::Save, None, u64::MAX);
+            let result = open(bytes, FileKind::Save, None, u64::MAX, 2);
             if value == 0 {
                 // Offset 0 lies inside the document, so the table is consistent; the memento
                 // bytes are simply wrong, which decoding reports.
@@ -1313,7 +1407,7 @@ mod tests {
         bytes[body + 6..body + 12].copy_from_slice(b"zlayer");
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX),
+            open(bytes, FileKind::Save, None, u64::MAX, 2),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1333,8 +1427,8 @@ mod tests {
                     }
                 )
             }),
-            (OFF_FLAGS, &16u16.to_le_bytes(), |e| {
-                matches!(e, Error::UnknownFlags { flags: 16 })
+            (OFF_FLAGS, &32u16.to_le_bytes(), |e| {
+                matches!(e, Error::UnknownFlags { flags: 32 })
             }),
             (OFF_CODEC, &[9], |e| {
                 matches!(e, Error::UnknownCodec { id: 9 })
@@ -1346,9 +1440,81 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + value.len()].copy_from_slice(value);
             fix_crc(&mut bytes);
-            let err = open(bytes, FileKind::Save, None, u64::MAX).unwrap_err();
+            let err = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap_err();
             assert!(expected(&err), "offset {at}: {err}");
         }
+    }
+
+    /// A body of several segments: the same bytes from 1 and 3 threads, opened on 1 and 2;
+    /// the header's segment fields are checked before any decryption.
+    #[cfg(feature = "encryption")]
+    #[test]
+    fn a_file_of_many_segments_is_the_same_on_any_thread_count_and_its_fields_are_checked() {
+        let m = metadata();
+        let key = Key::from_bytes([7; 32]);
+        let world: Vec<u8> = {
+            let n: Vec<String> = (0..90_000)
+                .map(|i| (i * 7919 % 100_003).to_string())
+                .collect();
+            format!("[{}]", n.join(",")).into_bytes()
+        };
+        let entries = [("player", 1, &b"{\"hp\":9}"[..]), ("world", 1, &world[..])];
+        let sealed = |threads| {
+            let p = SealParams {
+                threads,
+                ..params(&m, Protect::Encrypted(&key, [9; NONCE_LEN]))
+            };
+            seal(&p, &entries).unwrap()
+        };
+        let bytes = sealed(1);
+        assert_eq!(sealed(3), bytes);
+        let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+        assert_eq!(header.segment_log, Some(segments::SEGMENT_LOG));
+        let body = segments::body_len(header.payload_len as usize, 18).unwrap();
+        assert_eq!(segments::count(body, 18), 3, "{body} bytes");
+        for threads in [1, 2] {
+            let opened =
+                open(bytes.clone(), FileKind::Save, Some(&key), u64::MAX, threads).unwrap();
+            assert_eq!(&opened.buf[opened.toc[1].range.clone()], &world[..]);
+        }
+        let with = |at: usize, value: &[u8]| {
+            let mut b = bytes.clone();
+            b[at..at + value.len()].copy_from_slice(value);
+            fix_crc(&mut b);
+            open(b, FileKind::Save, Some(&key), u64::MAX, 2).unwrap_err()
+        };
+        for log in [0, 11, 27, 255] {
+            assert!(
+                matches!(with(OFF_RESERVED, &[log]), Error::Malformed { .. }),
+                "2^{log}"
+            );
+        }
+        // Another segment size in range: the header is authenticated, so the tags fail.
+        assert!(matches!(
+            with(OFF_RESERVED, &[17]),
+            Error::Malformed { .. } | Error::Decrypt
+        ));
+        // Not segmented, byte 15 still set; not segmented at all (one message).
+        let flags = FLAG_ENCRYPTED.to_le_bytes();
+        assert!(matches!(with(OFF_FLAGS, &flags), Error::Malformed { .. }));
+        let mut one = bytes.clone();
+        one[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags);
+        one[OFF_RESERVED] = 0;
+        fix_crc(&mut one);
+        assert!(matches!(
+            open(one, FileKind::Save, Some(&key), u64::MAX, 2),
+            Err(Error::Decrypt)
+        ));
+        // Segmented but not encrypted.
+        let plain = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
+        let mut b = plain.clone();
+        b[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&FLAG_SEGMENTED.to_le_bytes());
+        b[OFF_RESERVED] = 18;
+        fix_crc(&mut b);
+        assert!(matches!(
+            open(b, FileKind::Save, None, u64::MAX, 2),
+            Err(Error::Malformed { .. })
+        ));
     }
 
     /// Every compression this build has, with a body it shrinks.
@@ -1391,6 +1557,7 @@ mod tests {
                         compression,
                         kind,
                         delta: (kind == FileKind::Delta).then(|| (4, vec!["gone"])),
+                        threads: 2,
                         ..params(&m, protect)
                     };
                     let bytes = seal(&p, &entries).unwrap();
@@ -1400,11 +1567,15 @@ mod tests {
                         bytes.len()
                     );
                     let flags = read_u16(&bytes, OFF_FLAGS);
-                    assert_eq!(flags >> 2, compression.id(), "{flags:#x}");
+                    assert_eq!(
+                        (flags & FLAGS_COMPRESSION) >> COMPRESSION_SHIFT,
+                        compression.id(),
+                        "{flags:#x}"
+                    );
                     assert_eq!(record_len(&bytes).unwrap(), Some(bytes.len()));
                     let header = parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
                     assert_eq!(header.compression.name(), compression.name());
-                    let opened = open(bytes.clone(), kind, with, u64::MAX).unwrap();
+                    let opened = open(bytes.clone(), kind, with, u64::MAX, 2).unwrap();
                     let found: Vec<(&str, u32, &[u8])> = opened
                         .toc
                         .iter()
@@ -1418,7 +1589,7 @@ mod tests {
                         );
                     }
                     // The decompressed body is capped: a cap below it refuses the file.
-                    let err = open(bytes.clone(), kind, with, 1000).unwrap_err();
+                    let err = open(bytes.clone(), kind, with, 1000, 2).unwrap_err();
                     assert!(
                         matches!(err, Error::DecompressedTooLarge { limit: 1000, .. }),
                         "{err}"
@@ -1429,7 +1600,7 @@ mod tests {
                         for bit in 0..8 {
                             let mut damaged = bytes.clone();
                             damaged[at] ^= 1 << bit;
-                            let opened = open(damaged, kind, with, 1 << 20);
+                            let opened = open(damaged, kind, with, 1 << 20, 2);
                             assert!(opened.is_err(), "byte {at} bit {bit}");
                         }
                     }
@@ -1446,14 +1617,14 @@ mod tests {
         bytes[OFF_FLAGS] |= 0b1100;
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX),
+            open(bytes, FileKind::Save, None, u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 12 })
         ));
         let mut v1 = seal(&params_v1(&m, Protect::Plain), &ENTRIES).unwrap();
         v1[OFF_FLAGS] |= 0b0100;
         fix_crc(&mut v1);
         assert!(matches!(
-            open(v1, FileKind::Save, None, u64::MAX),
+            open(v1, FileKind::Save, None, u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 4 })
         ));
         let p = SealParams {
@@ -1467,7 +1638,7 @@ mod tests {
             let mut lie = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
             lie[OFF_FLAGS] |= id << 2;
             fix_crc(&mut lie);
-            assert!(open(lie, FileKind::Save, None, 1 << 20).is_err());
+            assert!(open(lie, FileKind::Save, None, 1 << 20, 2).is_err());
         }
     }
 

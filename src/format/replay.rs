@@ -773,7 +773,7 @@ mod tests {
         let chunk = sealed(&header(ChunkKind::Start, 0, 0, false), &meta, &[], None);
         let err = frame::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
-        let err = frame::open(chunk, FileKind::Save, None, u64::MAX).unwrap_err();
+        let err = frame::open(chunk, FileKind::Save, None, u64::MAX, 1).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 

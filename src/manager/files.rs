@@ -29,8 +29,9 @@ pub(crate) struct Files {
     pub(super) max_file_size: u64,
     /// How what the manager writes is compressed.
     pub(super) compression: Compression,
-    /// How many threads may encode a save's captured mementos at once.
-    pub(super) encode_threads: usize,
+    /// How many threads may encode a save's captured mementos, and seal or open an encrypted
+    /// file's segments, at once.
+    pub(super) threads: usize,
 }
 
 impl Files {
@@ -49,7 +50,7 @@ impl Files {
         SealWith {
             sealing: self.sealing(),
             compression: self.compression,
-            threads: self.encode_threads,
+            threads: self.threads,
             size_hint,
         }
     }
@@ -125,7 +126,13 @@ impl Files {
 
     /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).
     pub(super) fn open_base(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Snapshot, Header)> {
-        let opened = format::open(bytes, FileKind::Save, self.key.as_ref(), self.max_file_size)?;
+        let opened = format::open(
+            bytes,
+            FileKind::Save,
+            self.key.as_ref(),
+            self.max_file_size,
+            self.threads,
+        )?;
         let header = opened.header.clone();
         self.check_file(slot, &header)?;
         Ok((Snapshot::from_opened(opened), header))

@@ -250,6 +250,7 @@ impl Journals {
                 FileKind::Delta,
                 files.key.as_ref(),
                 files.max_file_size,
+                files.threads,
             ) {
                 Ok(opened) => opened,
                 Err(e) => {

@@ -72,7 +72,7 @@ pub struct ManagerBuilder {
     compression: Compression,
     autosave_slots: u32,
     compact_percent: u32,
-    encode_threads: Option<usize>,
+    threads: Option<usize>,
 }
 
 impl ManagerBuilder {
@@ -207,16 +207,17 @@ impl ManagerBuilder {
         self
     }
 
-    /// How many threads may encode a save's captured mementos at once (default: as many as
-    /// the machine has cores, [`std::thread::available_parallelism`]). A snapshot of many
-    /// captured mementos (a world in chunks, a registry's entities) is encoded on that many
-    /// scoped threads, the saving thread among them, then assembled; the file's bytes are the
-    /// same as with one. The threads are started by the save and end with it: a background
+    /// How many threads a save or a load may use at once (default: as many as the machine has
+    /// cores, [`std::thread::available_parallelism`]). A snapshot of many captured mementos (a
+    /// world in chunks, a registry's entities) is encoded on that many scoped threads, the
+    /// saving thread among them, then assembled; an encrypted file's segments (256 KiB each)
+    /// are encrypted, and decrypted on a load, on that many. The file's bytes are the same as
+    /// with one. The threads are started by the save or load and end with it: a background
     /// save's run beside its worker, never on the game thread's time, and no pool is left
     /// behind. With 1 (or one memento to encode) each memento is encoded straight into the
     /// file's buffer, which uses the least memory. 0 is taken as 1.
-    pub fn encode_threads(mut self, threads: usize) -> Self {
-        self.encode_threads = Some(threads.max(1));
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = Some(threads.max(1));
         self
     }
 
@@ -278,7 +279,7 @@ impl ManagerBuilder {
                     schema_version: self.schema_version,
                     max_file_size: self.max_file_size,
                     compression: self.compression,
-                    encode_threads: self.encode_threads.unwrap_or_else(|| {
+                    threads: self.threads.unwrap_or_else(|| {
                         std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
                     }),
                 },
@@ -359,7 +360,7 @@ impl SaveLoadManager {
             compression: Compression::None,
             autosave_slots: DEFAULT_AUTOSAVE_SLOTS,
             compact_percent: DEFAULT_COMPACT_PERCENT,
-            encode_threads: None,
+            threads: None,
         }
     }
 

@@ -108,7 +108,7 @@ impl Store {
                 schema_version,
                 max_file_size: files.max_file_size,
                 compression: files.compression,
-                encode_threads: files.encode_threads,
+                threads: files.threads,
             },
             codec: manager.codec,
             migrations: options.migrations,

@@ -59,7 +59,12 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
     line("codec", header.codec.name().to_owned());
     line(
         "encrypted",
-        if header.encrypted {
+        if let Some(log) = header.segment_log {
+            format!(
+                "yes (AES-256-GCM, in segments of {} KiB)",
+                (1u64 << log) / 1024
+            )
+        } else if header.encrypted {
             "yes (AES-256-GCM)".into()
         } else {
             "no".into()

@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 25] = [
+pub const FIXTURES: [&str; 27] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -37,6 +37,8 @@ pub const FIXTURES: [&str; 25] = [
     "format2-v3-json-zstd-hmac.sav",
     "format2-v3-msgpack-zstd-aes.sav",
     "format2-v3-bitcode-aes.sav",
+    "format2-v3-json-segmented-aes.sav",
+    "format2-v3-msgpack-segmented-aes.sav",
 ];
 
 /// The key for a fixture: `Some` for the encrypted and the integrity-only ones.

@@ -99,6 +99,9 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
+/// The string type of [`Value::String`] (the `compact_str` crate's), so a step can build one
+/// without depending on that crate itself.
+pub use compact_str::CompactString;
 pub use document::Document;
 pub use error::MigrationError;
 pub use value::Value;

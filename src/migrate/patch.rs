@@ -230,7 +230,7 @@ fn walk<'p>(
             Value::Map(entries) => {
                 for (key, item) in entries.iter_mut() {
                     let name = match key {
-                        Value::String(s) => s.clone(),
+                        Value::String(s) => s.to_string(),
                         Value::Int(n) => n.to_string(),
                         _ => continue,
                     };
@@ -255,7 +255,7 @@ fn children(doc: &Document, path: &[String]) -> Vec<String> {
         Ok(Value::Map(entries)) => entries
             .iter()
             .filter_map(|(k, _)| match k {
-                Value::String(s) => Some(s.clone()),
+                Value::String(s) => Some(s.to_string()),
                 Value::Int(n) => Some(n.to_string()),
                 _ => None,
             })
@@ -583,12 +583,12 @@ pub(crate) fn from_json(v: &serde_json::Value) -> Value {
             (_, _, Some(f)) => Value::Float(f),
             _ => Value::Null,
         },
-        serde_json::Value::String(s) => Value::String(s.clone()),
+        serde_json::Value::String(s) => Value::String(s.as_str().into()),
         serde_json::Value::Array(items) => Value::Array(items.iter().map(from_json).collect()),
         serde_json::Value::Object(fields) => Value::Map(
             fields
                 .iter()
-                .map(|(k, v)| (Value::String(k.clone()), from_json(v)))
+                .map(|(k, v)| (Value::String(k.as_str().into()), from_json(v)))
                 .collect(),
         ),
     }

@@ -301,7 +301,79 @@ pub(crate) enum PatchOp {
     },
 }
 
+/// Which mementos an operation reads or writes: the first tokens of its paths.
+pub(crate) enum Touches<'a> {
+    /// A path starts with a wildcard: any memento.
+    All,
+    /// These mementos (one or two).
+    Ids([Option<&'a str>; 2]),
+}
+
+/// A `map` operation's parts, for the MessagePack fast path: the memento it maps in, the
+/// tokens below it (`None` a wildcard), its table and its default.
+pub(crate) struct TableMap<'a> {
+    pub(crate) memento: &'a str,
+    pub(crate) below: Vec<Option<&'a str>>,
+    pub(crate) table: &'a [(String, Value)],
+    pub(crate) default: Option<&'a Value>,
+}
+
+impl Pattern {
+    /// The memento the pattern starts at, or `None` for a wildcard.
+    fn memento(&self) -> Option<&str> {
+        match self.tokens.first() {
+            Some(Token::Literal(id)) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 impl PatchOp {
+    /// Which mementos this operation reads or writes.
+    pub(crate) fn touches(&self) -> Touches<'_> {
+        let (a, b) = match self {
+            PatchOp::Move { from, path } | PatchOp::Copy { from, path } => (path, Some(from)),
+            PatchOp::Add { path, .. }
+            | PatchOp::AddIfAbsent { path, .. }
+            | PatchOp::Remove { path }
+            | PatchOp::Replace { path, .. }
+            | PatchOp::Test { path, .. }
+            | PatchOp::Map { path, .. } => (path, None),
+        };
+        let first = a.memento();
+        let second = b.map(Pattern::memento);
+        if first.is_none() || second == Some(None) {
+            return Touches::All;
+        }
+        Touches::Ids([first, second.flatten()])
+    }
+
+    /// This operation's parts when it is a `map` within one named memento.
+    pub(crate) fn table_map(&self) -> Option<TableMap<'_>> {
+        let PatchOp::Map {
+            path,
+            table,
+            default,
+        } = self
+        else {
+            return None;
+        };
+        let memento = path.memento()?;
+        let below = path.tokens[1..]
+            .iter()
+            .map(|t| match t {
+                Token::Literal(s) => Some(s.as_str()),
+                Token::Any => None,
+            })
+            .collect();
+        Some(TableMap {
+            memento,
+            below,
+            table,
+            default: default.as_ref(),
+        })
+    }
+
     /// The paths this operation reads or writes, as written in the step file.
     pub(crate) fn paths(&self) -> Vec<String> {
         match self {

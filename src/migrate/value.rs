@@ -215,14 +215,19 @@ impl Value {
     /// without making the key of a string.
     #[cfg(feature = "json")]
     pub(crate) fn table_entry<'t>(&self, table: &'t [(String, Value)]) -> Option<&'t Value> {
-        let found = match self {
-            Value::String(s) => table.iter().find(|(k, _)| k == s),
+        self.table_index(table).map(|i| &table[i].1)
+    }
+
+    /// The index in `table` of [`table_entry`](Self::table_entry)'s entry.
+    #[cfg(feature = "json")]
+    pub(crate) fn table_index(&self, table: &[(String, Value)]) -> Option<usize> {
+        match self {
+            Value::String(s) => table.iter().position(|(k, _)| k == s),
             other => {
                 let key = other.table_key()?;
-                table.iter().find(|(k, _)| *k == key)
+                table.iter().position(|(k, _)| *k == key)
             }
-        };
-        found.map(|(_, v)| v)
+        }
     }
 
     /// What kind of value this is, for error messages.

@@ -1146,6 +1146,59 @@ mod tests {
         }
     }
 
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            prop::sample::select(vec!["k", "a", "tree", "*", "1"]).prop_map(Value::from),
+            (0u64..3).prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-200i64..300).prop_map(Value::from),
+            any::<f32>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            prop::sample::select(vec!["a", "tree", "k", "é", ""]).prop_map(Value::from),
+            (0usize..300).prop_map(|n| Value::from("y".repeat(n))),
+            prop::collection::vec(any::<u8>(), 0..3).prop_map(Value::Bytes),
+        ];
+        leaf.prop_recursive(4, 48, 20, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..20).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..20).prop_map(Value::Map),
+            ]
+        })
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    proptest::proptest! {
+        #[test]
+        fn mapping_on_the_bytes_gives_what_the_tree_gives_for_any_value(
+            value in any_value(),
+            tokens in proptest::collection::vec(
+                proptest::sample::select(vec!["*", "k", "0", "1", "~2", "tree"]), 0..4),
+            default in proptest::option::of(proptest::sample::select(vec!["0", "[1]", "null"])),
+            damage in proptest::option::of((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>())),
+        ) {
+            let path: String = tokens.iter().map(|t| format!("/{t}")).collect();
+            let default = default.map(|d| format!(r#", "default": {d}"#)).unwrap_or_default();
+            let steps = format!(
+                r#"[{{"op": "map", "path": "/w{path}", "table": {{"a": 1, "tree": "x", "1": [2],
+                    "true": {{"b": 2.5}}, "null": "n"}}{default}}}]"#
+            );
+            let mut bytes = mp(&value);
+            if let Some((at, byte)) = damage {
+                let at = at % bytes.len();
+                bytes[at] = byte;
+            }
+            same_both_ways(&[("0002_m.json", &steps)], &[("w", bytes), ("o", mp(&value))]);
+        }
+    }
+
     #[cfg(feature = "json")]
     #[test]
     fn a_failing_step_names_itself_its_version_and_the_path() {

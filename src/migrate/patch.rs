@@ -302,6 +302,7 @@ pub(crate) enum PatchOp {
 }
 
 /// Which mementos an operation reads or writes: the first tokens of its paths.
+#[cfg(feature = "msgpack")]
 pub(crate) enum Touches<'a> {
     /// A path starts with a wildcard: any memento.
     All,
@@ -311,6 +312,7 @@ pub(crate) enum Touches<'a> {
 
 /// A `map` operation's parts, for the MessagePack fast path: the memento it maps in, the
 /// tokens below it (`None` a wildcard), its table and its default.
+#[cfg(feature = "msgpack")]
 pub(crate) struct TableMap<'a> {
     pub(crate) memento: &'a str,
     pub(crate) below: Vec<Option<&'a str>>,
@@ -318,6 +320,7 @@ pub(crate) struct TableMap<'a> {
     pub(crate) default: Option<&'a Value>,
 }
 
+#[cfg(feature = "msgpack")]
 impl Pattern {
     /// The memento the pattern starts at, or `None` for a wildcard.
     fn memento(&self) -> Option<&str> {
@@ -330,6 +333,7 @@ impl Pattern {
 
 impl PatchOp {
     /// Which mementos this operation reads or writes.
+    #[cfg(feature = "msgpack")]
     pub(crate) fn touches(&self) -> Touches<'_> {
         let (a, b) = match self {
             PatchOp::Move { from, path } | PatchOp::Copy { from, path } => (path, Some(from)),
@@ -349,6 +353,7 @@ impl PatchOp {
     }
 
     /// This operation's parts when it is a `map` within one named memento.
+    #[cfg(feature = "msgpack")]
     pub(crate) fn table_map(&self) -> Option<TableMap<'_>> {
         let PatchOp::Map {
             path,

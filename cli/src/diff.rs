@@ -111,7 +111,7 @@ fn shortest(x: f32) -> f64 {
 /// else its compact text.
 fn token(key: &Value) -> String {
     match key {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s.to_string(),
         other => other.to_string(),
     }
 }

@@ -216,7 +216,7 @@ const TAG_BYTES: &str = "$bytes";
 const TAG_MAP: &str = "$map";
 
 fn tagged(tag: &str, value: Value) -> Value {
-    Value::Map(vec![(Value::String(tag.to_owned()), value)])
+    Value::Map(vec![(Value::String(tag.into()), value)])
 }
 
 fn non_finite_name(x: f64) -> &'static str {
@@ -266,7 +266,7 @@ fn to_json(v: &Value) -> Result<Value, At> {
             TAG_F32,
             Value::String(non_finite_name(f64::from(*x)).into()),
         ),
-        Value::Bytes(b) => tagged(TAG_BYTES, Value::String(BASE64.encode(b))),
+        Value::Bytes(b) => tagged(TAG_BYTES, Value::String(BASE64.encode(b).into())),
         Value::Array(items) => Value::Array(
             items
                 .iter()
@@ -306,7 +306,7 @@ fn to_json(v: &Value) -> Result<Value, At> {
 /// A value in the dump's JSON form (see the [module docs](self)), for showing it. An integer
 /// beyond 64 bits, which no codec writes, is shown as its decimal text.
 pub fn json_form(v: &Value) -> Value {
-    to_json(v).unwrap_or_else(|_| Value::String(v.to_string()))
+    to_json(v).unwrap_or_else(|_| Value::String(v.to_string().into()))
 }
 
 /// Can this map be a plain JSON object? Its keys must be distinct strings, none starting
@@ -455,7 +455,7 @@ pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
         let value = doc.memento(id).unwrap_or(&Value::Null);
         let json =
             to_json(value).map_err(|e| DumpFailure::Dump(e.into_error(&["mementos", id])))?;
-        mementos.push((Value::String(id.to_owned()), json));
+        mementos.push((Value::String(id.into()), json));
     }
     let m = snapshot.metadata();
     Ok(Dump {
@@ -493,7 +493,7 @@ pub fn dump(header: &Header, snapshot: &Snapshot) -> Result<Dump, DumpFailure> {
             thumbnail: m
                 .thumbnail
                 .as_ref()
-                .map(|t| tagged(TAG_BYTES, Value::String(BASE64.encode(t)))),
+                .map(|t| tagged(TAG_BYTES, Value::String(BASE64.encode(t).into()))),
         },
         mementos: Value::Map(mementos),
     })

@@ -490,7 +490,9 @@ pub(crate) fn list_heap_bytes(mods: &[Modification]) -> usize {
 /// Heap bytes a value owns (by capacity).
 pub(crate) fn value_heap(value: &Value) -> usize {
     match value {
-        Value::String(s) => s.capacity(),
+        // An inline string owns no heap bytes.
+        Value::String(s) if s.is_heap_allocated() => s.capacity(),
+        Value::String(_) => 0,
         Value::Bytes(b) => b.capacity(),
         Value::Array(items) => {
             items.capacity() * size_of::<Value>() + items.iter().map(value_heap).sum::<usize>()
@@ -512,7 +514,7 @@ pub(crate) fn pointer(path: &[Value]) -> String {
     for token in path {
         out.push('/');
         let text = match token {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             other => other.to_string(),
         };
         for c in text.chars() {

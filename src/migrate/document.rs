@@ -403,7 +403,7 @@ pub(crate) fn child_mut<'a>(value: &'a mut Value, token: &str) -> Option<&'a mut
 }
 
 /// An array index as RFC 6901 writes it: digits, no leading zero (except `0` itself).
-fn strict_index(token: &str) -> Option<usize> {
+pub(crate) fn strict_index(token: &str) -> Option<usize> {
     let ok = !token.is_empty()
         && token.bytes().all(|b| b.is_ascii_digit())
         && (token == "0" || !token.starts_with('0'));

@@ -8,6 +8,13 @@
 //! [`Document`], encodes the mementos again, and hands them to the originators as usual. A save
 //! at the current version takes none of this path.
 //!
+//! A MessagePack memento that the steps only rewrite with `map` operations (a big world whose
+//! entity kinds become numbers, say) skips the tree: its bytes are copied with the mapped
+//! values written in place, which gives the same bytes the tree would, and is checked to on
+//! the way; where it cannot be (a value not in the shortest form the encoder writes, an
+//! extension type, a value the table lacks, damage), the tree does the whole save as usual, with
+//! the result or the error it always gave.
+//!
 //! Steps come in two kinds, freely mixed:
 //!
 //! - **Rust steps**: a closure over the [`Document`], with helpers for the usual moves
@@ -92,19 +99,28 @@ mod document;
 pub(crate) mod error;
 #[cfg(feature = "json")]
 mod patch;
+#[cfg(all(feature = "json", feature = "msgpack"))]
+mod transcode;
 mod value;
 
+#[cfg(all(feature = "json", feature = "msgpack"))]
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 #[cfg(feature = "json")]
 use std::path::Path;
 use std::sync::Arc;
 
+/// The string type of [`Value::String`] (the `compact_str` crate's), so a step can build one
+/// without depending on that crate itself.
+pub use compact_str::CompactString;
 pub use document::Document;
 pub use error::MigrationError;
 pub use value::Value;
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
+#[cfg(all(feature = "json", feature = "msgpack"))]
+use crate::format::DEFAULT_MEMENTO_VERSION;
 use crate::snapshot::Snapshot;
 #[cfg(feature = "json")]
 use patch::PatchOp;
@@ -567,11 +583,125 @@ impl Migrations {
     /// As for [`run`](Self::run) and [`run_memento_steps`](Self::run_memento_steps);
     /// [`Error::Decode`] or [`Error::Encode`] when a memento cannot be turned into a value tree
     /// or back.
+    ///
+    /// A MessagePack memento that only `map` operations of declarative steps touch (each
+    /// within it: no other operation, wildcard memento or per-memento step reaches it) is
+    /// mapped on its bytes instead, with the same result byte for byte; where that cannot be
+    /// shown on the way (a value not in its shortest form, say), the memento goes through the
+    /// tree like the others.
     pub fn migrate_snapshot(&self, snapshot: &Snapshot, from: u32, to: u32) -> Result<Snapshot> {
+        #[cfg(all(feature = "json", feature = "msgpack"))]
+        if let Some(migrated) = self.migrate_mapping_bytes(snapshot, from, to)? {
+            return Ok(migrated);
+        }
+        self.migrate_tree(snapshot, from, to)
+    }
+
+    /// [`migrate_snapshot`](Self::migrate_snapshot) with every memento through the tree.
+    fn migrate_tree(&self, snapshot: &Snapshot, from: u32, to: u32) -> Result<Snapshot> {
         let mut doc = to_document(snapshot)?;
         self.run(&mut doc, from, to)?;
         self.run_memento_steps(&mut doc)?;
         from_document(doc, snapshot.codec(), snapshot.metadata().clone())
+    }
+
+    /// The mementos of a MessagePack snapshot that the steps from `from` to `to` only `map`,
+    /// with those operations, by (step, operation) index in `path`. Empty when a Rust step or
+    /// an operation on every memento (`/*/…`) is on the way.
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn mapped_only<'s>(
+        &self,
+        path: &[&'s Step],
+        snapshot: &Snapshot,
+    ) -> BTreeMap<String, Vec<(usize, usize, patch::TableMap<'s>)>> {
+        let mut found: BTreeMap<String, Vec<(usize, usize, patch::TableMap<'s>)>> = BTreeMap::new();
+        if snapshot.codec() != Codec::MessagePack {
+            return found;
+        }
+        let mut ops = Vec::new();
+        for (s, step) in path.iter().enumerate() {
+            match &step.action {
+                Action::Rust(_) => return BTreeMap::new(),
+                Action::Patch { ops: list, .. } => {
+                    ops.extend(list.iter().enumerate().map(|(i, op)| (s, i, op)));
+                }
+            }
+        }
+        let mut touched_otherwise = BTreeSet::new();
+        for &(s, i, op) in &ops {
+            match (op.touches(), op.table_map()) {
+                (patch::Touches::All, _) => return BTreeMap::new(),
+                (_, Some(map)) => {
+                    found
+                        .entry(map.memento.to_owned())
+                        .or_default()
+                        .push((s, i, map));
+                }
+                (patch::Touches::Ids(ids), None) => {
+                    touched_otherwise.extend(ids.into_iter().flatten());
+                }
+            }
+        }
+        found.retain(|id, _| {
+            !touched_otherwise.contains(id.as_str())
+                && snapshot.contains(id)
+                && self.memento_version(id).is_none()
+        });
+        found
+    }
+
+    /// [`migrate_snapshot`](Self::migrate_snapshot) with the mementos that only `map`
+    /// operations touch mapped on their bytes ([`transcode`]); `None` when there are none, or
+    /// one of them cannot be (then the tree does the whole snapshot, as it always did).
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn migrate_mapping_bytes(
+        &self,
+        snapshot: &Snapshot,
+        from: u32,
+        to: u32,
+    ) -> Result<Option<Snapshot>> {
+        // A missing step is the tree's to report (after any memento that does not decode).
+        let Ok(path) = self.path(from, to) else {
+            return Ok(None);
+        };
+        let mapped = self.mapped_only(&path, snapshot);
+        if mapped.is_empty() {
+            return Ok(None);
+        }
+        let mut done = Vec::with_capacity(mapped.len());
+        for (id, ops) in &mapped {
+            let Some(raw) = snapshot.raw(id) else {
+                return Ok(None);
+            };
+            let mut bytes: Option<Vec<u8>> = None;
+            for (_, _, op) in ops {
+                let next = transcode::map_leaves(bytes.as_deref().unwrap_or(raw), op);
+                let Some(next) = next else {
+                    return Ok(None);
+                };
+                bytes = Some(next);
+            }
+            let version = snapshot.version(id).unwrap_or(DEFAULT_MEMENTO_VERSION);
+            done.push((id.as_str(), version, bytes.unwrap_or_else(|| raw.to_vec())));
+        }
+        let skip: BTreeSet<(usize, usize)> =
+            mapped.values().flatten().map(|&(s, i, _)| (s, i)).collect();
+        let mut doc = document_of(snapshot, |id| !mapped.contains_key(id))?;
+        for (s, step) in path.iter().enumerate() {
+            step.apply_but(&mut doc, |i| skip.contains(&(s, i)))
+                .map_err(|source| Error::Migration {
+                    step: step.name.clone(),
+                    version: step.version,
+                    source,
+                })?;
+        }
+        self.run_memento_steps(&mut doc)?;
+        let mut migrated = from_document(doc, snapshot.codec(), snapshot.metadata().clone())?;
+        for (id, version, bytes) in done {
+            migrated.insert_raw(id, bytes)?;
+            migrated.set_version(id, version)?;
+        }
+        Ok(Some(migrated))
     }
 }
 
@@ -585,10 +715,15 @@ const MIGRATION_STEPS: &str = "migration steps (declarative step files and Rust 
 /// [`Error::Decode`] when a memento is not a valid value of the snapshot's codec;
 /// [`Error::NotSelfDescribing`] for a bitcode snapshot.
 pub fn to_document(snapshot: &Snapshot) -> Result<Document> {
+    document_of(snapshot, |_| true)
+}
+
+/// [`to_document`] of the mementos whose ids pass `keep`.
+fn document_of(snapshot: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<Document> {
     let codec = snapshot.codec();
     codec.require_self_describing(MIGRATION_STEPS)?;
     let mut mementos = Vec::with_capacity(snapshot.len());
-    for id in snapshot.ids() {
+    for id in snapshot.ids().filter(|id| keep(id)) {
         let raw = snapshot.raw(id).unwrap_or_default();
         let value: Value = codec.decode(raw).map_err(|e| e.decoding(id))?;
         let version = snapshot
@@ -615,11 +750,23 @@ pub fn from_document(doc: Document, codec: Codec, metadata: crate::Metadata) -> 
 
 impl Step {
     fn apply(&self, doc: &mut Document) -> Result<(), MigrationError> {
+        self.apply_but(doc, |_| false)
+    }
+
+    /// [`apply`](Self::apply), leaving out the operations whose indices `skip` names.
+    fn apply_but(
+        &self,
+        doc: &mut Document,
+        skip: impl Fn(usize) -> bool,
+    ) -> Result<(), MigrationError> {
         match &self.action {
-            Action::Rust(f) => f(doc),
+            Action::Rust(f) => {
+                let _ = skip;
+                f(doc)
+            }
             #[cfg(feature = "json")]
             Action::Patch { ops, .. } => {
-                for (i, op) in ops.iter().enumerate() {
+                for (i, op) in ops.iter().enumerate().filter(|(i, _)| !skip(*i)) {
                     op.apply(doc).map_err(|e| MigrationError {
                         reason: format!("op {i} ({}): {}", op.name(), e.reason),
                         path: e.path,
@@ -761,6 +908,295 @@ mod tests {
             matches!(err, Error::StepFile { ref file, op: Some(1), .. } if file == "0002_x.json"),
             "{err}"
         );
+    }
+
+    /// Every memento's bytes and version, or the error's text.
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn outcome(result: Result<Snapshot>) -> Result<Vec<(String, u32, Vec<u8>)>, String> {
+        let snapshot = result.map_err(|e| e.to_string())?;
+        Ok(snapshot
+            .ids()
+            .map(|id| {
+                let bytes = snapshot.raw(id).unwrap_or_default().to_vec();
+                (id.to_owned(), snapshot.version(id).unwrap_or(0), bytes)
+            })
+            .collect())
+    }
+
+    /// Migrates mementos of raw MessagePack bytes with the step files, through the bytes
+    /// where it can and through the tree alone, and checks both give the same, byte for byte
+    /// (or the same error); returns whether the bytes path was taken.
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn same_both_ways(steps: &[(&str, &str)], mementos: &[(&str, Vec<u8>)]) -> bool {
+        let migrations = Migrations::embedded(steps).unwrap();
+        let mut snapshot = Snapshot::new(Codec::MessagePack);
+        for (id, bytes) in mementos {
+            snapshot.insert_raw(id, bytes.clone()).unwrap();
+        }
+        snapshot.set_version(mementos[0].0, 4).unwrap();
+        let to = 1 + steps.len() as u32;
+        let fast = migrations.migrate_mapping_bytes(&snapshot, 1, to).unwrap();
+        let took_bytes = fast.is_some();
+        let tree = outcome(migrations.migrate_tree(&snapshot, 1, to));
+        assert_eq!(outcome(migrations.migrate_snapshot(&snapshot, 1, to)), tree);
+        if let Some(fast) = fast {
+            assert_eq!(outcome(Ok(fast)), tree);
+        }
+        took_bytes
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn set_at(v: &mut Value, path: &[&str], new: Value) {
+        let mut at = v;
+        for t in path {
+            at = match at {
+                Value::Array(items) => &mut items[t.parse::<usize>().unwrap()],
+                other => other.get_mut(t).unwrap(),
+            };
+        }
+        *at = new;
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn mp(v: &Value) -> Vec<u8> {
+        Codec::MessagePack.encode(v).unwrap()
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn obj(fields: Vec<(&str, Value)>) -> Value {
+        fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    #[test]
+    fn mapping_on_the_bytes_gives_what_the_tree_gives() {
+        const KINDS: &str = r#"[{"op": "map", "path": "/world/entities/*/kind",
+            "table": {"tree": 1, "rock": "stone", "7": [1, {"a": null}], "true": 2.5,
+                      "null": -40, "-129": 70000}}]"#;
+        let scalars = [
+            Value::from("tree"),
+            Value::from("rock"),
+            Value::from(7),
+            Value::from(true),
+            Value::Null,
+            Value::from(-129),
+        ];
+        let entity = |i: usize, kind: Value| {
+            obj(vec![
+                ("id", Value::from(i as u64 * 977)),
+                ("kind", kind),
+                ("x", Value::from(i as f32 * 0.5)),
+                ("y", Value::from(-(i as f64))),
+            ])
+        };
+        let entities: Vec<Value> = (0..300)
+            .map(|i| entity(i, scalars[i % scalars.len()].clone()))
+            .collect();
+        let world = obj(vec![
+            ("name", Value::from("x".repeat(300))),
+            ("blob", Value::Bytes(vec![7; 300])),
+            ("entities", Value::from(entities)),
+            ("big", Value::from(u64::MAX)),
+            ("small", Value::from(i64::MIN)),
+        ]);
+        let player = obj(vec![("hp", Value::from(3))]);
+        let both = |w: &Value| vec![("world", mp(w)), ("player", mp(&player))];
+        assert!(same_both_ways(&[("0002_k.json", KINDS)], &both(&world)));
+
+        // A kind the table lacks fails the same way, with or without another step.
+        let mut odd = world.clone();
+        set_at(&mut odd, &["entities", "5", "kind"], Value::from("cloud"));
+        assert!(!same_both_ways(&[("0002_k.json", KINDS)], &both(&odd)));
+        // ... unless there is a default, which also takes arrays, maps, floats and bytes.
+        let with_default = r#"[{"op": "map", "path": "/world/entities/*/kind",
+            "table": {"tree": 1}, "default": {"d": [0]}}]"#;
+        for kind in [
+            Value::from("cloud"),
+            Value::from(vec![Value::from(1)]),
+            Value::map(),
+            Value::from(1.5),
+            Value::from(0.25f32),
+            Value::Bytes(vec![1]),
+        ] {
+            let mut odd = world.clone();
+            set_at(&mut odd, &["entities", "3", "kind"], kind);
+            assert!(same_both_ways(
+                &[("0002_k.json", with_default)],
+                &both(&odd)
+            ));
+        }
+
+        // Literal indices and keys, integer keys, duplicate keys, wildcards over maps and
+        // over scalars, a path that leads nowhere.
+        let map_at = |path: &str| {
+            format!(r#"[{{"op": "map", "path": "{path}", "table": {{"1": "one", "a": "A"}}}}]"#)
+        };
+        let tricky = Value::Map(vec![
+            (
+                Value::from("list"),
+                Value::from(vec![Value::from(1), Value::from("a"), Value::from(2)]),
+            ),
+            (Value::from(5), Value::from("a")),
+            (Value::from(70_000), Value::from(1)),
+            (Value::from("dup"), Value::from(1)),
+            (Value::from("dup"), Value::from(1)),
+            (Value::from(vec![Value::from(1)]), Value::from(1)),
+            (Value::from("s"), Value::from(1)),
+        ]);
+        let tricky = vec![("world", mp(&tricky))];
+        for (path, fast) in [
+            ("/world/list/1", true),
+            ("/world/list/*", false),
+            ("/world/list/01", false),
+            ("/world/list/3", false),
+            ("/world/5", true),
+            ("/world/70000", true),
+            ("/world/dup", true),
+            ("/world/*", false),
+            ("/world/s/*", true),
+            ("/world/s/x", false),
+            ("/world/missing", false),
+        ] {
+            let steps = map_at(path);
+            assert_eq!(
+                same_both_ways(&[("0002_m.json", &steps)], &tricky),
+                fast,
+                "{path}"
+            );
+        }
+
+        // Another operation on the memento, a wildcard memento or a Rust step: the tree.
+        let moved = r#"[{"op": "move", "from": "/player/hp", "path": "/world/hp"}]"#;
+        assert!(!same_both_ways(
+            &[("0002_k.json", KINDS), ("0003_m.json", moved)],
+            &both(&world)
+        ));
+        let any = r#"[{"op": "map", "path": "/*/kind", "table": {}}]"#;
+        assert!(!same_both_ways(
+            &[("0002_k.json", KINDS), ("0003_a.json", any)],
+            &both(&world)
+        ));
+        let player_only = r#"[{"op": "move", "from": "/player/hp", "path": "/player/health"}]"#;
+        assert!(same_both_ways(
+            &[("0002_k.json", KINDS), ("0003_p.json", player_only)],
+            &both(&world)
+        ));
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    #[test]
+    fn bytes_not_in_their_shortest_form_go_through_the_tree() {
+        const MAP: &str = r#"[{"op": "map", "path": "/w/*/k", "table": {"a": 1}, "default": 0}]"#;
+        // [{"k": "a", "v": <value>}] with `value` as raw bytes.
+        let with = |value: &[u8]| {
+            let mut b = vec![0x91, 0x82, 0xa1, b'k', 0xa1, b'a', 0xa1, b'v'];
+            b.extend_from_slice(value);
+            vec![("w", b)]
+        };
+        let shortest: [&[u8]; 12] = [
+            &[0x7f],
+            &[0xe0],
+            &[0xcc, 0x80],
+            &[0xcd, 0x01, 0x00],
+            &[0xce, 0x00, 0x01, 0x00, 0x00],
+            &[0xcf, 0, 0, 0, 1, 0, 0, 0, 0],
+            &[0xd0, 0xdf],
+            &[0xd1, 0xff, 0x7f],
+            &[0xd2, 0xff, 0xff, 0x7f, 0xff],
+            &[0xd3, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff],
+            &[0xca, 0x7f, 0xc0, 0x00, 0x01],
+            &[0xc4, 0x00],
+        ];
+        for value in shortest {
+            assert!(
+                same_both_ways(&[("0002_m.json", MAP)], &with(value)),
+                "{value:x?}"
+            );
+        }
+        let longer: [&[u8]; 14] = [
+            &[0xcc, 0x7f],
+            &[0xcd, 0x00, 0xff],
+            &[0xce, 0x00, 0x00, 0xff, 0xff],
+            &[0xcf, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff],
+            &[0xd0, 0xe0],
+            &[0xd0, 0x05],
+            &[0xd1, 0xff, 0x80],
+            &[0xd2, 0xff, 0xff, 0x80, 0x00],
+            &[0xd3, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0],
+            &[0xd9, 0x01, b'a'],
+            &[0xdc, 0x00, 0x00],
+            &[0xde, 0x00, 0x00],
+            &[0xc5, 0x00, 0x00],
+            &[0xd4, 0x01, 0x02],
+        ];
+        for value in longer {
+            assert!(
+                !same_both_ways(&[("0002_m.json", MAP)], &with(value)),
+                "{value:x?}"
+            );
+        }
+        // Damage: truncated, trailing bytes, invalid UTF-8, the unused marker.
+        for bytes in [
+            vec![0x91, 0x82, 0xa1, b'k'],
+            vec![0x90, 0x00],
+            vec![0x91, 0x81, 0xa1, b'k', 0xa1, 0xff],
+            vec![0x91, 0x81, 0xa1, b'k', 0xc1],
+        ] {
+            assert!(!same_both_ways(&[("0002_m.json", MAP)], &[("w", bytes)]));
+        }
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    fn any_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            prop::sample::select(vec!["k", "a", "tree", "*", "1"]).prop_map(Value::from),
+            (0u64..3).prop_map(Value::from),
+            Just(Value::Null),
+        ];
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            (-200i64..300).prop_map(Value::from),
+            any::<f32>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            prop::sample::select(vec!["a", "tree", "k", "é", ""]).prop_map(Value::from),
+            (0usize..300).prop_map(|n| Value::from("y".repeat(n))),
+            prop::collection::vec(any::<u8>(), 0..3).prop_map(Value::Bytes),
+        ];
+        leaf.prop_recursive(4, 48, 20, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..20).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..20).prop_map(Value::Map),
+            ]
+        })
+    }
+
+    #[cfg(all(feature = "json", feature = "msgpack"))]
+    proptest::proptest! {
+        #[test]
+        fn mapping_on_the_bytes_gives_what_the_tree_gives_for_any_value(
+            value in any_value(),
+            tokens in proptest::collection::vec(
+                proptest::sample::select(vec!["*", "k", "0", "1", "~2", "tree"]), 0..4),
+            default in proptest::option::of(proptest::sample::select(vec!["0", "[1]", "null"])),
+            damage in proptest::option::of((proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>())),
+        ) {
+            let path: String = tokens.iter().map(|t| format!("/{t}")).collect();
+            let default = default.map(|d| format!(r#", "default": {d}"#)).unwrap_or_default();
+            let steps = format!(
+                r#"[{{"op": "map", "path": "/w{path}", "table": {{"a": 1, "tree": "x", "1": [2],
+                    "true": {{"b": 2.5}}, "null": "n"}}{default}}}]"#
+            );
+            let mut bytes = mp(&value);
+            if let Some((at, byte)) = damage {
+                let at = at % bytes.len();
+                bytes[at] = byte;
+            }
+            same_both_ways(&[("0002_m.json", &steps)], &[("w", bytes), ("o", mp(&value))]);
+        }
     }
 
     #[cfg(feature = "json")]

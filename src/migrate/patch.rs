@@ -230,7 +230,7 @@ fn walk<'p>(
             Value::Map(entries) => {
                 for (key, item) in entries.iter_mut() {
                     let name = match key {
-                        Value::String(s) => s.clone(),
+                        Value::String(s) => s.to_string(),
                         Value::Int(n) => n.to_string(),
                         _ => continue,
                     };
@@ -255,7 +255,7 @@ fn children(doc: &Document, path: &[String]) -> Vec<String> {
         Ok(Value::Map(entries)) => entries
             .iter()
             .filter_map(|(k, _)| match k {
-                Value::String(s) => Some(s.clone()),
+                Value::String(s) => Some(s.to_string()),
                 Value::Int(n) => Some(n.to_string()),
                 _ => None,
             })
@@ -301,7 +301,84 @@ pub(crate) enum PatchOp {
     },
 }
 
+/// Which mementos an operation reads or writes: the first tokens of its paths.
+#[cfg(feature = "msgpack")]
+pub(crate) enum Touches<'a> {
+    /// A path starts with a wildcard: any memento.
+    All,
+    /// These mementos (one or two).
+    Ids([Option<&'a str>; 2]),
+}
+
+/// A `map` operation's parts, for the MessagePack fast path: the memento it maps in, the
+/// tokens below it (`None` a wildcard), its table and its default.
+#[cfg(feature = "msgpack")]
+pub(crate) struct TableMap<'a> {
+    pub(crate) memento: &'a str,
+    pub(crate) below: Vec<Option<&'a str>>,
+    pub(crate) table: &'a [(String, Value)],
+    pub(crate) default: Option<&'a Value>,
+}
+
+#[cfg(feature = "msgpack")]
+impl Pattern {
+    /// The memento the pattern starts at, or `None` for a wildcard.
+    fn memento(&self) -> Option<&str> {
+        match self.tokens.first() {
+            Some(Token::Literal(id)) => Some(id),
+            _ => None,
+        }
+    }
+}
+
 impl PatchOp {
+    /// Which mementos this operation reads or writes.
+    #[cfg(feature = "msgpack")]
+    pub(crate) fn touches(&self) -> Touches<'_> {
+        let (a, b) = match self {
+            PatchOp::Move { from, path } | PatchOp::Copy { from, path } => (path, Some(from)),
+            PatchOp::Add { path, .. }
+            | PatchOp::AddIfAbsent { path, .. }
+            | PatchOp::Remove { path }
+            | PatchOp::Replace { path, .. }
+            | PatchOp::Test { path, .. }
+            | PatchOp::Map { path, .. } => (path, None),
+        };
+        let first = a.memento();
+        let second = b.map(Pattern::memento);
+        if first.is_none() || second == Some(None) {
+            return Touches::All;
+        }
+        Touches::Ids([first, second.flatten()])
+    }
+
+    /// This operation's parts when it is a `map` within one named memento.
+    #[cfg(feature = "msgpack")]
+    pub(crate) fn table_map(&self) -> Option<TableMap<'_>> {
+        let PatchOp::Map {
+            path,
+            table,
+            default,
+        } = self
+        else {
+            return None;
+        };
+        let memento = path.memento()?;
+        let below = path.tokens[1..]
+            .iter()
+            .map(|t| match t {
+                Token::Literal(s) => Some(s.as_str()),
+                Token::Any => None,
+            })
+            .collect();
+        Some(TableMap {
+            memento,
+            below,
+            table,
+            default: default.as_ref(),
+        })
+    }
+
     /// The paths this operation reads or writes, as written in the step file.
     pub(crate) fn paths(&self) -> Vec<String> {
         match self {
@@ -583,12 +660,12 @@ pub(crate) fn from_json(v: &serde_json::Value) -> Value {
             (_, _, Some(f)) => Value::Float(f),
             _ => Value::Null,
         },
-        serde_json::Value::String(s) => Value::String(s.clone()),
+        serde_json::Value::String(s) => Value::String(s.as_str().into()),
         serde_json::Value::Array(items) => Value::Array(items.iter().map(from_json).collect()),
         serde_json::Value::Object(fields) => Value::Map(
             fields
                 .iter()
-                .map(|(k, v)| (Value::String(k.clone()), from_json(v)))
+                .map(|(k, v)| (Value::String(k.as_str().into()), from_json(v)))
                 .collect(),
         ),
     }

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 
@@ -10,6 +11,11 @@ use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 /// It keeps everything either codec can say: MessagePack's integer map keys (a
 /// `HashMap<u32, _>`), 32-bit floats and byte strings survive a round trip unchanged. Maps keep
 /// their order.
+///
+/// Strings are [`CompactString`]s (re-exported as [`savegame::migrate::CompactString`](crate::migrate::CompactString)):
+/// a `String` that keeps up to 24 bytes inline, so the field names and short values of a big
+/// memento cost no allocation of their own. It derefs to `str`, compares with `&str` and
+/// `String`, and converts from both (`Value::String("hp".into())`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// `null`, `None`, `()`.
@@ -22,8 +28,8 @@ pub enum Value {
     Float(f64),
     /// A 32-bit float (MessagePack keeps them apart).
     F32(f32),
-    /// A string.
-    String(String),
+    /// A string (inline up to 24 bytes).
+    String(CompactString),
     /// A byte string (MessagePack `bin`).
     Bytes(Vec<u8>),
     /// An array.
@@ -58,7 +64,7 @@ impl Value {
         {
             return Value::Int(n);
         }
-        Value::String(token.to_owned())
+        Value::String(token.into())
     }
 
     /// The value of field `key` of a map.
@@ -195,7 +201,7 @@ impl Value {
     #[cfg(feature = "json")]
     pub(crate) fn table_key(&self) -> Option<String> {
         Some(match self {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             Value::Int(n) => n.to_string(),
             Value::Bool(b) => b.to_string(),
             Value::Null => "null".into(),
@@ -209,14 +215,19 @@ impl Value {
     /// without making the key of a string.
     #[cfg(feature = "json")]
     pub(crate) fn table_entry<'t>(&self, table: &'t [(String, Value)]) -> Option<&'t Value> {
-        let found = match self {
-            Value::String(s) => table.iter().find(|(k, _)| k == s),
+        self.table_index(table).map(|i| &table[i].1)
+    }
+
+    /// The index in `table` of [`table_entry`](Self::table_entry)'s entry.
+    #[cfg(feature = "json")]
+    pub(crate) fn table_index(&self, table: &[(String, Value)]) -> Option<usize> {
+        match self {
+            Value::String(s) => table.iter().position(|(k, _)| k == s),
             other => {
                 let key = other.table_key()?;
-                table.iter().find(|(k, _)| *k == key)
+                table.iter().position(|(k, _)| *k == key)
             }
-        };
-        found.map(|(_, v)| v)
+        }
     }
 
     /// What kind of value this is, for error messages.
@@ -266,12 +277,18 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(s: &str) -> Self {
-        Value::String(s.to_owned())
+        Value::String(s.into())
     }
 }
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
+        Value::String(s.into())
+    }
+}
+
+impl From<CompactString> for Value {
+    fn from(s: CompactString) -> Self {
         Value::String(s)
     }
 }
@@ -286,7 +303,7 @@ impl<V: Into<Value>> FromIterator<(String, V)> for Value {
     fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> Self {
         Value::Map(
             iter.into_iter()
-                .map(|(k, v)| (Value::String(k), v.into()))
+                .map(|(k, v)| (Value::String(k.into()), v.into()))
                 .collect(),
         )
     }
@@ -405,11 +422,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::String(s.to_owned()))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
-        Ok(Value::String(s))
+        Ok(Value::String(s.into()))
     }
 
     fn visit_bytes<E: de::Error>(self, b: &[u8]) -> Result<Value, E> {

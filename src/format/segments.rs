@@ -61,49 +61,36 @@ pub(crate) fn seal(
     segment_log: u8,
     threads: usize,
 ) -> Result<Vec<u8>> {
-    let n = count(body.len(), segment_log);
-    let mut tags = vec![0u8; n * TAG_LEN];
-    let work = |first: usize, part: &mut [u8], tags: &mut [u8]| -> Result<()> {
-        for (i, (segment, tag)) in segments_mut(part, segment_log)
-            .zip(tags.chunks_exact_mut(TAG_LEN))
-            .enumerate()
-        {
-            tag.copy_from_slice(&key.seal(&nonce_of(nonce, first + i, n)?, associated, segment)?);
-        }
+    let mut tags = vec![0u8; count(body.len(), segment_log) * TAG_LEN];
+    let each = |nonce: &[u8; NONCE_LEN], segment: &mut [u8], tag: &mut [u8]| -> Result<()> {
+        tag.copy_from_slice(&key.seal(nonce, associated, segment)?);
         Ok(())
     };
-    in_parts(body, &mut tags, segment_log, threads, &work)?;
+    in_parts(nonce, body, &mut tags, segment_log, threads, &each)?;
     Ok(tags)
 }
 
-/// Decrypts `body` in place, checking each segment's tag in `tags`, on up to `threads` threads
-/// (this one among them). [`Error::Decrypt`] if any tag fails; the body is then unusable.
+/// Decrypts `body` in place, checking each segment's tag in `tags` (which are only read), on
+/// up to `threads` threads (this one among them). [`Error::Decrypt`] if any tag fails; the
+/// body is then unusable.
 pub(crate) fn open(
     key: &Key,
     nonce: &[u8; NONCE_LEN],
     associated: &[u8],
     body: &mut [u8],
-    tags: &[u8],
+    tags: &mut [u8],
     segment_log: u8,
     threads: usize,
 ) -> Result<()> {
-    let n = count(body.len(), segment_log);
-    if tags.len() != n * TAG_LEN {
+    if tags.len() != count(body.len(), segment_log) * TAG_LEN {
         return Err(Error::malformed("the tags do not match the segments"));
     }
-    let mut tags = tags.to_vec();
-    let work = |first: usize, part: &mut [u8], tags: &mut [u8]| -> Result<()> {
-        for (i, (segment, tag)) in segments_mut(part, segment_log)
-            .zip(tags.chunks_exact(TAG_LEN))
-            .enumerate()
-        {
-            let mut t = [0u8; TAG_LEN];
-            t.copy_from_slice(tag);
-            key.open(&nonce_of(nonce, first + i, n)?, associated, segment, &t)?;
-        }
-        Ok(())
+    let each = |nonce: &[u8; NONCE_LEN], segment: &mut [u8], tag: &mut [u8]| -> Result<()> {
+        let tag = <[u8; TAG_LEN]>::try_from(&*tag)
+            .map_err(|_| Error::malformed("a segment's tag is cut short"))?;
+        key.open(nonce, associated, segment, &tag)
     };
-    in_parts(body, &mut tags, segment_log, threads, &work)
+    in_parts(nonce, body, tags, segment_log, threads, &each)
 }
 
 /// The segments of `part` (one empty segment for an empty part).
@@ -117,25 +104,35 @@ fn segments_mut(part: &mut [u8], segment_log: u8) -> impl Iterator<Item = &mut [
         .chain(empty.then(|| &mut [][..]))
 }
 
-/// What a thread does with a run of segments: `work(index of the first, bytes, tags)`.
-type Work<'a> = dyn Fn(usize, &mut [u8], &mut [u8]) -> Result<()> + Sync + 'a;
+/// What is done to each segment: `each(its nonce, its bytes, its tag)`.
+type Each<'a> = dyn Fn(&[u8; NONCE_LEN], &mut [u8], &mut [u8]) -> Result<()> + Sync + 'a;
 
 /// One thread's run of segments: its first segment's index, its bytes and its tags. Taken
 /// by whichever thread does it.
 type Run<'a> = Mutex<Option<(usize, &'a mut [u8], &'a mut [u8])>>;
 
-/// Runs `work(first segment, its bytes, its tags)` over contiguous runs of whole segments of
-/// `body`, about equal in count, one run per thread: this thread does the first, scoped
-/// threads the rest. A run whose thread cannot be had (wasm32) is done here. The first error
-/// is returned, once every run has ended.
+/// Runs `each` over every segment of `body` and its tag (under the file's `nonce`), in
+/// contiguous runs of whole segments, about equal in count, one run per thread: this thread
+/// does the first, scoped threads the rest. A run whose thread cannot be had (wasm32) is done
+/// here. The first error is returned, once every run has ended.
 fn in_parts(
+    nonce: &[u8; NONCE_LEN],
     body: &mut [u8],
     tags: &mut [u8],
     segment_log: u8,
     threads: usize,
-    work: &Work<'_>,
+    each: &Each<'_>,
 ) -> Result<()> {
     let n = count(body.len(), segment_log);
+    let work = |first: usize, part: &mut [u8], tags: &mut [u8]| -> Result<()> {
+        for (i, (segment, tag)) in segments_mut(part, segment_log)
+            .zip(tags.chunks_exact_mut(TAG_LEN))
+            .enumerate()
+        {
+            each(&nonce_of(nonce, first + i, n)?, segment, tag)?;
+        }
+        Ok(())
+    };
     let threads = threads.clamp(1, n);
     if threads == 1 {
         return work(0, body, tags);
@@ -210,13 +207,13 @@ mod tests {
     /// Opens a payload made by [`sealed`].
     fn opened(payload: &[u8], threads: usize) -> Result<Vec<u8>> {
         let len = body_len(payload.len(), LOG)?;
-        let mut body = payload[..len].to_vec();
+        let (mut body, mut tags) = (payload[..len].to_vec(), payload[len..].to_vec());
         open(
             &key(),
             &[5; NONCE_LEN],
             b"head",
             &mut body,
-            &payload[len..],
+            &mut tags,
             LOG,
             threads,
         )?;
@@ -290,13 +287,13 @@ mod tests {
             );
         }
         // Other associated data (another header).
-        let mut body = payload[..tags_at].to_vec();
+        let (mut body, mut tags) = (payload[..tags_at].to_vec(), payload[tags_at..].to_vec());
         let other = open(
             &key(),
             &[5; NONCE_LEN],
             b"hEad",
             &mut body,
-            &payload[tags_at..],
+            &mut tags,
             LOG,
             1,
         );

@@ -284,3 +284,112 @@ fn n_backups_keep_the_n_previous_saves_newest_first() {
         expected_game(3, ENTITIES)
     );
 }
+
+// ---- The spare: the file the rotation drops, written over by the next save. ----
+
+fn spare(dir: &Path) -> PathBuf {
+    dir.join(format!(".{}.spare", SLOT.file_name()))
+}
+
+/// Every file of the slot in `dir`, hidden ones included.
+fn slot_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains(&SLOT.file_name()) && !n.ends_with(".lock"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_dropped_backup_becomes_the_spare_the_next_save_writes_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manager = SaveLoadManager::builder()
+        .directory(tmp.path())
+        .key(key())
+        .backups(2)
+        .build()
+        .unwrap();
+    // Saves of growing and shrinking size, so a spare is written over by a longer and by a
+    // shorter file.
+    let sizes = [100, 300, 50, 200, 10, 400, 100];
+    for (seed, entities) in (1..).zip(sizes) {
+        manager
+            .save(SLOT, &game_snapshot(&manager, seed, entities))
+            .unwrap();
+        let n = seed as usize;
+        // The fourth save is the first to drop a backup (seed 1's file, then `.bak2`) and so
+        // to keep it.
+        assert_eq!(spare(tmp.path()).exists(), n >= 4, "after save {seed}");
+        // Every copy is whole, at its generation, with its own bytes.
+        let primary = manager.load(SLOT).unwrap();
+        assert_eq!(
+            restore_game(&primary.snapshot).unwrap(),
+            expected_game(seed, entities)
+        );
+        for back in 1..=2u32.min(seed as u32 - 1) {
+            let bytes = std::fs::read(backup(tmp.path(), back)).unwrap();
+            let header = savegame::format::parse_header(&bytes, Some(bytes.len() as u64)).unwrap();
+            assert_eq!(header.generation, seed - u64::from(back));
+            savegame::format::check_crc(&bytes).unwrap();
+        }
+        #[cfg(unix)]
+        if n >= 4 {
+            use std::os::unix::fs::MetadataExt;
+            // The spare is a file of its own: no backup's second name, written over.
+            let meta = std::fs::metadata(spare(tmp.path())).unwrap();
+            assert_eq!(meta.nlink(), 1);
+            for path in [
+                manager.path_of(SLOT),
+                backup(tmp.path(), 1),
+                backup(tmp.path(), 2),
+            ] {
+                assert_ne!(std::fs::metadata(path).unwrap().ino(), meta.ino());
+            }
+        }
+    }
+    // The load menu and the listing never show it.
+    assert_eq!(manager.list().unwrap().len(), 1);
+    assert_eq!(manager.info(SLOT).unwrap().backups, 2);
+    // Deleting the slot deletes the spare too: a deleted save leaves nothing on the disk.
+    assert!(manager.delete(SLOT).unwrap());
+    assert_eq!(slot_files(tmp.path()), Vec::<String>::new());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_spare_with_a_second_name_is_never_written_over() {
+    let (tmp, manager, _) = two_saves();
+    // A spare that is also another file's name (planted; the library never makes one).
+    let keepsake = tmp.path().join("keepsake.bin");
+    std::fs::write(&keepsake, b"not a save, and not to be changed").unwrap();
+    std::fs::hard_link(&keepsake, spare(tmp.path())).unwrap();
+    manager
+        .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
+        .unwrap();
+    assert_eq!(
+        std::fs::read(&keepsake).unwrap(),
+        b"not a save, and not to be changed"
+    );
+    let loaded = manager.load(SLOT).unwrap();
+    assert_eq!(
+        restore_game(&loaded.snapshot).unwrap(),
+        expected_game(3, ENTITIES)
+    );
+}
+
+#[test]
+fn a_slot_deleted_with_only_its_spare_and_backups_left_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manager = dir_manager(tmp.path());
+    for seed in 1..=3 {
+        manager
+            .save(SLOT, &game_snapshot(&manager, seed, ENTITIES))
+            .unwrap();
+    }
+    assert!(spare(tmp.path()).exists());
+    std::fs::remove_file(manager.path_of(SLOT)).unwrap();
+    assert!(manager.delete(SLOT).unwrap());
+    assert_eq!(slot_files(tmp.path()), Vec::<String>::new());
+}

@@ -144,6 +144,82 @@ fn a_crash_during_backup_rotation_leaves_the_old_save_or_the_new_one() {
     assert!(crash_at_every_point(3, 3) > 60);
 }
 
+/// The slot's backups in `fs`, by path.
+fn backups(fs: &SimFs) -> Vec<(PathBuf, Vec<u8>)> {
+    let prefix = format!("{}.bak", primary().display());
+    fs.files()
+        .into_iter()
+        .filter(|(p, _)| {
+            let p = p.to_string_lossy();
+            p.starts_with(&prefix) && !p.ends_with(".tmp")
+        })
+        .collect()
+}
+
+/// Every backup in `fs` is, bit for bit, one of `known`: a save file that was whole.
+fn backups_are_whole(fs: &SimFs, known: &[Vec<u8>], context: &str) {
+    for (path, bytes) in backups(fs) {
+        assert!(
+            known.contains(&bytes),
+            "{} is not a whole save ({context})",
+            path.display()
+        );
+    }
+}
+
+/// A crash at every point of a save that writes over the slot's spare (the file the rotation
+/// before it dropped) and keeps another: the old save or the new one loads, every backup is a
+/// whole earlier save, and one save more after the crash leaves them so. The simulated file
+/// system writes a spare over in place, every other name of it included, so a spare that was
+/// still a backup's second name would show here as a damaged backup.
+fn crash_over_the_spare(earlier_saves: u64, backups: u32) -> usize {
+    let fs = SimFs::new();
+    let manager = manager_after(&fs, backups);
+    save_generations(&manager, earlier_saves);
+    let spare = PathBuf::from(format!("{SIM_DIR}/.{}.spare", SLOT.file_name()));
+    assert!(file(&fs, &spare).is_some(), "the rotations kept a spare");
+    let mut known: Vec<Vec<u8>> = fs.files().into_values().collect();
+    let old = file(&fs, &primary());
+    let start = fs.op_count();
+    let new_seed = earlier_saves + 1;
+    manager
+        .save(SLOT, &game_snapshot(&manager, new_seed, ENTITIES))
+        .unwrap();
+    let end = fs.op_count();
+    assert!(
+        fs.ops()[start..].contains(&Op::Overwrite(PathBuf::from(format!(
+            "{}.tmp",
+            primary().display()
+        )))),
+        "the save wrote over the spare: {:?}",
+        &fs.ops()[start..]
+    );
+    let new = file(&fs, &primary()).unwrap();
+    known.push(new.clone());
+    backups_are_whole(&fs, &known, "after the save");
+    let mut images = 0;
+    for after in start..=end {
+        for image in fs.crash_images(after) {
+            backups_are_whole(&image.fs, &known, &format!("after {after} ops, {image:?}"));
+            let primary_then = file(&image.fs, &primary());
+            let old = old.as_deref().map(|b| (earlier_saves, b));
+            check_image(&image.fs, backups, old, (new_seed, &new), after == end);
+            let mut later = known.clone();
+            later.extend(primary_then);
+            later.extend(file(&image.fs, &primary()));
+            backups_are_whole(&image.fs, &later, "after a save after the crash");
+            images += 1;
+        }
+    }
+    images
+}
+
+#[test]
+fn a_crash_during_a_save_over_the_spare_keeps_the_saves_and_backups_whole() {
+    assert!(crash_over_the_spare(3, 1) > 40);
+    assert!(crash_over_the_spare(4, 2) > 60);
+}
+
 #[test]
 fn a_crash_without_backups_leaves_the_old_save_or_the_new_one() {
     assert!(crash_at_every_point(2, 0) > 20);

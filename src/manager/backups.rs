@@ -25,11 +25,18 @@ pub fn put_keeping_backups(
     if keep == 0 {
         return storage.put(name, bytes);
     }
+    let oldest = backup_name(name, keep);
     storage.put_after(name, bytes, &mut || {
-        for i in (1..keep).rev() {
-            storage.copy(&backup_name(name, i), &backup_name(name, i + 1))?;
-        }
-        storage.copy(name, &backup_name(name, 1)).map(|_| ())
+        storage.rotate_dropping(name, &oldest, &mut || {
+            // The first copy made is the one into the oldest backup's name.
+            let mut replaced = None;
+            for i in (1..keep).rev() {
+                let copied = storage.copy(&backup_name(name, i), &backup_name(name, i + 1))?;
+                replaced.get_or_insert(copied);
+            }
+            let copied = storage.copy(name, &backup_name(name, 1))?;
+            Ok(replaced.unwrap_or(copied))
+        })
     })
 }
 

@@ -556,10 +556,9 @@ impl Engine {
             any = true;
         }
         self.journals.clear(&self.files, &name);
-        if self.files.exists(&name)? {
-            self.files.delete(&name)?;
-            any = true;
-        }
+        // Deleted even when missing: a storage may keep more under the name (a spare).
+        any |= self.files.exists(&name)?;
+        self.files.delete(&name)?;
         Ok(any)
     }
 

@@ -31,6 +31,9 @@ use crate::storage::StorageLock;
 pub enum Op {
     /// A file was created (or truncated) for writing.
     Create(PathBuf),
+    /// An existing file was opened to be written over from its start, in place: its old
+    /// bytes stay durable until it is fsynced.
+    Overwrite(PathBuf),
     /// Bytes were appended to a file (named by the path it was created at).
     Write {
         /// The file.
@@ -185,6 +188,7 @@ enum NsOp {
 #[derive(Debug, Clone)]
 enum Internal {
     Create(PathBuf),
+    Overwrite(PathBuf),
     Write(usize, Vec<u8>),
     Sync(usize),
     Rename(PathBuf, PathBuf),
@@ -255,6 +259,12 @@ impl Model {
                 self.inodes.push(Inode::default());
                 let inode = self.inodes.len() - 1;
                 self.namespace(NsOp::Link(path.clone(), inode));
+                return Ok(inode);
+            }
+            Internal::Overwrite(path) => {
+                // The same file, every other name of it included: written over in place.
+                let inode = self.inode_of(path)?;
+                self.inodes[inode].data.clear();
                 return Ok(inode);
             }
             Internal::Write(inode, data) => self.inodes[*inode].data.extend_from_slice(data),
@@ -330,17 +340,10 @@ impl Model {
             .inodes
             .iter()
             .map(|node| {
-                let synced = node.synced.len().min(node.data.len());
-                let unsynced = node.data.len() - synced;
-                let data = match loss {
-                    DataLoss::Dropped => node.synced.clone(),
-                    DataLoss::Torn => node.data[..synced + unsynced / 2].to_vec(),
-                    DataLoss::Zeroed => {
-                        let mut d = node.data[..synced].to_vec();
-                        d.resize(node.data.len(), 0);
-                        d
-                    }
-                    DataLoss::Kept => node.data.clone(),
+                let data = if node.data.starts_with(&node.synced) {
+                    node.crashed_append(loss)
+                } else {
+                    node.crashed_overwrite(loss)
                 };
                 Inode {
                     synced: data.clone(),
@@ -353,6 +356,41 @@ impl Model {
             live: names.clone(),
             durable: names,
             pending: Vec::new(),
+        }
+    }
+}
+
+impl Inode {
+    /// The bytes after a crash of a file whose unsynced bytes follow its synced ones.
+    fn crashed_append(&self, loss: DataLoss) -> Vec<u8> {
+        let node = self;
+        let synced = node.synced.len();
+        let unsynced = node.data.len() - synced;
+        match loss {
+            DataLoss::Dropped => node.synced.clone(),
+            DataLoss::Torn => node.data[..synced + unsynced / 2].to_vec(),
+            DataLoss::Zeroed => {
+                let mut d = node.synced.clone();
+                d.resize(node.data.len(), 0);
+                d
+            }
+            DataLoss::Kept => node.data.clone(),
+        }
+    }
+
+    /// The bytes after a crash of a file written over in place since its last fsync: the old
+    /// bytes, the first half of the new ones over the old, zeros, or the new ones.
+    fn crashed_overwrite(&self, loss: DataLoss) -> Vec<u8> {
+        match loss {
+            DataLoss::Dropped => self.synced.clone(),
+            DataLoss::Torn => {
+                let half = self.data.len() / 2;
+                let mut d = self.data[..half].to_vec();
+                d.extend_from_slice(self.synced.get(half..).unwrap_or_default());
+                d
+            }
+            DataLoss::Zeroed => vec![0; self.data.len()],
+            DataLoss::Kept => self.data.clone(),
         }
     }
 }
@@ -609,6 +647,18 @@ impl FileSystem for SimFs {
         let inode = self.run(
             Op::Create(path.to_path_buf()),
             Internal::Create(path.to_path_buf()),
+        )?;
+        Ok(Box::new(SimFile {
+            fs: self.clone(),
+            inode,
+            path: path.to_path_buf(),
+        }))
+    }
+
+    fn overwrite(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let inode = self.run(
+            Op::Overwrite(path.to_path_buf()),
+            Internal::Overwrite(path.to_path_buf()),
         )?;
         Ok(Box::new(SimFile {
             fs: self.clone(),

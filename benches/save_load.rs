@@ -212,7 +212,7 @@ impl<O: Originator> SaveState for One<'_, O> {
     }
 }
 
-fn framework_save_state<O: Originator>(manager: &SaveLoadManager, id: &str, originator: &O) {
+fn framework_save_state<O: Originator + Sync>(manager: &SaveLoadManager, id: &str, originator: &O) {
     let state = One { id, originator };
     manager.save_state(SlotId::Numbered(1), &state).unwrap();
 }
@@ -222,7 +222,12 @@ fn framework_load<O: Originator>(manager: &SaveLoadManager, id: &str, originator
     loaded.snapshot.restore(id, originator).unwrap();
 }
 
-fn bench_workload<O: Originator + Default>(c: &mut Criterion, workload: &str, id: &str, state: &O) {
+fn bench_workload<O: Originator + Default + Sync>(
+    c: &mut Criterion,
+    workload: &str,
+    id: &str,
+    state: &O,
+) {
     for variant in [
         Variant {
             codec: Codec::MessagePack,
@@ -363,7 +368,13 @@ fn chunked_world(c: &mut Criterion) {
     group.bench_function("savegame capture, 2 threads", |b| {
         b.iter(|| capture_save(&two))
     });
-    group.bench_function("savegame save_state (by reference)", |b| {
+    group.bench_function("savegame save_state (by reference), 1 thread", |b| {
+        b.iter(|| {
+            one.save_state(SlotId::Numbered(1), black_box(&chunks))
+                .unwrap()
+        })
+    });
+    group.bench_function("savegame save_state (by reference), 2 threads", |b| {
         b.iter(|| {
             two.save_state(SlotId::Numbered(1), black_box(&chunks))
                 .unwrap()

@@ -119,7 +119,10 @@
 //! - **No copy of the state on a blocking save.** [`SaveLoadManager::save_state`] encodes each
 //!   originator straight from the game's objects ([`Originator::serialize_memento`], derived
 //!   as a view by reference) into the file's buffer, which is sized from the slot's previous
-//!   file: its peak heap is about the file's size. A captured snapshot (needed for a
+//!   file: its peak heap is about the file's size. A state of many members (a world in
+//!   chunks) is encoded on [`threads`](ManagerBuilder::threads) threads, by reference still
+//!   (the state is `Sync`), the parts the saving thread reaches first straight into the file.
+//!   A captured snapshot (needed for a
 //!   background save, which must not borrow the game) holds each `create_memento`'s copy,
 //!   encoded into the file's buffer when it is saved, or on
 //!   [`threads`](ManagerBuilder::threads) scoped threads when it has many

@@ -373,3 +373,114 @@ fn an_empty_json_delta_is_sealed_and_loads() {
     assert_eq!(loaded.report.deltas, 1);
     assert_eq!(loaded.snapshot.metadata().label, "later");
 }
+
+// ---- `save_state` on several threads: the same file as on one. ----
+
+fn threaded_manager(dir: &std::path::Path, codec: Codec, threads: usize) -> SaveLoadManager {
+    SaveLoadManager::builder()
+        .directory(dir)
+        .codec(codec)
+        .threads(threads)
+        .build()
+        .unwrap()
+}
+
+/// The file's bytes but the header, whose time stamp differs between two saves, and the CRC
+/// over it.
+fn body_of(manager: &SaveLoadManager, slot: SlotId) -> Vec<u8> {
+    let bytes = std::fs::read(manager.path_of(slot)).unwrap();
+    bytes[format::HEADER_LEN..bytes.len() - format::CRC_LEN].to_vec()
+}
+
+#[test]
+fn save_state_on_many_threads_writes_the_file_one_thread_writes() {
+    let game = world(997);
+    let codecs = [
+        #[cfg(feature = "json")]
+        Codec::Json,
+        #[cfg(feature = "msgpack")]
+        Codec::MessagePack,
+    ];
+    for codec in codecs {
+        let one_dir = tempfile::tempdir().unwrap();
+        let one = threaded_manager(one_dir.path(), codec, 1);
+        let slot = SlotId::Numbered(1);
+        one.save_state(slot, &game).unwrap();
+        let expected = body_of(&one, slot);
+        for threads in [2, 3, 8, 2000] {
+            let dir = tempfile::tempdir().unwrap();
+            let many = threaded_manager(dir.path(), codec, threads);
+            // Twice: the second save checks the first file and rotates it, with the workers
+            // encoding beside it.
+            for _ in 0..2 {
+                many.save_state(slot, &game).unwrap();
+                assert_eq!(
+                    body_of(&many, slot),
+                    expected,
+                    "{codec:?} on {threads} threads"
+                );
+            }
+            let mut loaded = world(997);
+            for (_, entity) in loaded.entities.iter_mut() {
+                entity.x = -1;
+            }
+            let outcome = many.load_state(slot, &mut loaded).unwrap();
+            assert!(outcome.restore.is_exact());
+            assert_eq!(loaded.entities.get("00996").unwrap().x, 996);
+            // The fingerprints taken as the file was written are right: the incremental save
+            // after it finds nothing changed.
+            let report = many.save_state_incremental(slot, &game).unwrap();
+            assert!(report.is_delta(), "{report:?}");
+            assert_eq!(report.changed, Vec::<String>::new());
+            assert_eq!(report.unchanged, 998);
+        }
+    }
+}
+
+/// An entity whose memento cannot be encoded (a map with non-string keys, in JSON; a
+/// `Serialize` that fails, in every codec).
+#[derive(Debug, Default)]
+struct Cursed(bool);
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CursedMemento;
+
+impl Originator for Cursed {
+    type Memento = CursedMemento;
+    fn create_memento(&self) -> CursedMemento {
+        CursedMemento
+    }
+    fn restore_memento(&mut self, _: CursedMemento) -> savegame::Result<()> {
+        Ok(())
+    }
+    fn serialize_memento<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>
+    where
+        Self: Sized,
+    {
+        if self.0 {
+            return Err(serde::ser::Error::custom("cursed"));
+        }
+        serde::Serialize::serialize(&CursedMemento, serializer)
+    }
+}
+
+#[test]
+fn a_memento_that_fails_on_a_worker_thread_is_named_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = threaded_manager(dir.path(), Codec::Json, 4);
+    let slot = SlotId::Numbered(2);
+    let mut many: Registry<Cursed> = Registry::new();
+    for i in 0..400 {
+        many.register(format!("{i:04}"), Cursed(false)).unwrap();
+    }
+    manager.save_state(slot, &many).unwrap();
+    let before = std::fs::read(manager.path_of(slot)).unwrap();
+    // Near the end: a part the workers take first.
+    many.get_mut("0390").unwrap().0 = true;
+    let err = manager.save_state(slot, &many).unwrap_err();
+    assert!(
+        matches!(err, Error::Encode { ref id, .. } if id == "0390"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(manager.path_of(slot)).unwrap(), before);
+}

@@ -308,6 +308,24 @@ pub(crate) enum Source<'a> {
     Bytes(&'a [u8]),
     /// Encoded now, straight into the file's buffer.
     Encode(&'a (dyn Encodable + 'a)),
+    /// Entry `.1` of mementos other threads may be encoding while the file is written: what
+    /// [`Ahead::take`] gives when the file reaches it.
+    Ahead(&'a (dyn Ahead + 'a), usize),
+}
+
+/// Mementos that other threads encode while this one writes the file ([`Source::Ahead`]).
+pub(crate) trait Ahead {
+    /// Entry `index`: its bytes, once the thread that took it has encoded them (this waits
+    /// for it), or the value to encode here, into the file, when no other thread took it.
+    fn take(&self, index: usize) -> Ready<'_>;
+}
+
+/// What [`Ahead::take`] gives.
+pub(crate) enum Ready<'a> {
+    /// Encoded on another thread.
+    Bytes(&'a [u8]),
+    /// To encode here, into the file.
+    Here(&'a (dyn Encodable + 'a)),
 }
 
 /// [`seal`] of mementos that may be encoded as the file is written: each
@@ -375,7 +393,7 @@ pub(crate) fn seal_sources(
             codec.key_overhead(id)
                 + match m {
                     Source::Bytes(b) => b.len(),
-                    Source::Encode(_) => 0,
+                    Source::Encode(_) | Source::Ahead(..) => 0,
                 }
         })
         .sum::<usize>();
@@ -441,9 +459,14 @@ pub(crate) fn seal_sources(
     for (i, ((id, _, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
         codec.write_document_key(&mut buf, i, id);
         let start = buf.len();
-        match memento {
-            Source::Bytes(bytes) => buf.extend_from_slice(bytes),
-            Source::Encode(value) => value
+        let ready = match memento {
+            Source::Bytes(bytes) => Ready::Bytes(bytes),
+            Source::Encode(value) => Ready::Here(*value),
+            Source::Ahead(ahead, index) => ahead.take(*index),
+        };
+        match ready {
+            Ready::Bytes(bytes) => buf.extend_from_slice(bytes),
+            Ready::Here(value) => value
                 .encode_into(codec, &mut buf)
                 .map_err(|e| e.encoding(id))?,
         }
@@ -503,7 +526,7 @@ pub(crate) fn seal_sources(
     buf.extend_from_slice(&crc.to_le_bytes());
     debug_assert!(
         params.compression != Compression::None
-            || entries.iter().any(|e| matches!(e.2, Source::Encode(_)))
+            || entries.iter().any(|e| !matches!(e.2, Source::Bytes(_)))
             || buf.len() <= capacity
     );
     Ok(buf)

@@ -211,7 +211,9 @@ impl ManagerBuilder {
     /// cores, [`std::thread::available_parallelism`]). A snapshot of many captured mementos (a
     /// world in chunks, a registry's entities) is encoded on that many scoped threads, the
     /// saving thread among them, then assembled; an encrypted file's segments (256 KiB each)
-    /// are encrypted, and decrypted on a load, on that many. The file's bytes are the same as
+    /// are encrypted, and decrypted on a load, on that many; a
+    /// [`save_state`](SaveLoadManager::save_state) of many members encodes them by reference
+    /// on that many, the saving thread among them. The file's bytes are the same as
     /// with one. The threads are started by the save or load and end with it: a background
     /// save's run beside its worker, never on the game thread's time, and no pool is left
     /// behind. With 1 (or one memento to encode) each memento is encoded straight into the
@@ -618,14 +620,22 @@ impl SaveLoadManager {
     ///
     /// A state that lists its members ([`SaveState::members`](crate::SaveState::members):
     /// derived groups and registries do) is encoded straight from the game's objects into the
-    /// file, on this thread, with no copy of the state and no buffer per memento; any other is
-    /// captured ([`capture_state`](crate::SaveState::capture_state)) first. The file is the
-    /// same either way.
+    /// file, with no copy of the state; any other is captured
+    /// ([`capture_state`](crate::SaveState::capture_state)) first. The file is the same either
+    /// way. With more than one [thread](crate::ManagerBuilder::threads) and many members (a
+    /// world in chunks, a registry's entities), scoped worker threads list the state again and
+    /// encode parts of it from the end of the list, each part into a buffer of its own, while
+    /// this thread takes the slot's lock, checks the previous file and encodes the parts from
+    /// the start straight into the file; the file is byte for byte what one thread writes, and
+    /// the workers end with the save. That is why the state must be `Sync` (every Bevy
+    /// component and resource is; a state that holds an `Rc` or a `RefCell` is captured into
+    /// a [`Snapshot`](crate::Snapshot) with `capture_state` and saved with
+    /// [`save`](Self::save) instead).
     ///
     /// # Errors
     /// As for [`SaveState::capture_state`](crate::SaveState::capture_state) and
     /// [`save`](Self::save); [`Error::Encode`] names a memento the codec cannot encode.
-    pub fn save_state<S: crate::SaveState + ?Sized>(
+    pub fn save_state<S: crate::SaveState + Sync + ?Sized>(
         &self,
         slot: SlotId,
         state: &S,

@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 use crate::format::{FileKind, Metadata, Source};
 use crate::slot::SlotId;
 use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries};
-use crate::state::{Members, RestoreReport, SaveState};
+use crate::state::{EncodeAhead, InPlace, Members, RestoreReport, SaveState};
 
 /// A memento's fingerprint: length and CRC32, then a SipHash-1-3 of its bytes.
 type Fingerprint = (u64, u64);
@@ -205,7 +205,7 @@ fn fingerprinted_save(
 pub(super) fn save_state(
     m: &SaveLoadManager,
     slot: SlotId,
-    state: &(impl SaveState + ?Sized),
+    state: &(impl SaveState + Sync + ?Sized),
 ) -> Result<SaveReport> {
     m.baselines.take(slot);
     let mut members = Members::new();
@@ -220,35 +220,69 @@ pub(super) fn save_state(
     let mut metadata = Metadata::default();
     state.describe(&mut metadata);
     let codec = m.engine.codec;
+    let threads = m.engine.files.threads.min(members.len());
+    let ahead = EncodeAhead::new(members.len(), threads, codec);
+    let in_place = InPlace {
+        members: &members,
+        ahead: &ahead,
+    };
     let entries: Vec<(&str, u32, Source<'_>)> = members
         .iter()
-        .map(|member| {
-            (
-                &*member.id,
-                member.version,
-                Source::Encode(member.originator),
-            )
+        .enumerate()
+        .map(|(index, member)| {
+            let source = if threads > 1 {
+                Source::Ahead(&in_place, index)
+            } else {
+                Source::Encode(member.originator)
+            };
+            (&*member.id, member.version, source)
         })
         .collect();
+    let ids: Vec<&str> = entries.iter().map(|(id, ..)| *id).collect();
     let schema_version = m.engine.files.schema_version;
-    let (report, baseline) = fingerprinted_save(
-        m,
-        slot,
-        codec,
-        entries.len(),
-        &mut |generation, with, seeing| {
-            let file = FileOf {
-                codec,
-                metadata: &metadata,
-                kind: FileKind::Save,
-                slot,
-                schema_version,
-                generation,
-                saved_at: crate::format::now(),
-            };
-            seal_entries(&file, None, with, &entries, seeing)
-        },
-    )?;
+    let save = || {
+        fingerprinted_save(
+            m,
+            slot,
+            codec,
+            entries.len(),
+            &mut |generation, with, seeing| {
+                let file = FileOf {
+                    codec,
+                    metadata: &metadata,
+                    kind: FileKind::Save,
+                    slot,
+                    schema_version,
+                    generation,
+                    saved_at: crate::format::now(),
+                };
+                seal_entries(&file, None, with, &entries, seeing)
+            },
+        )
+    };
+    let (report, baseline) = if threads > 1 {
+        // The workers encode from the end of the list while this thread takes the lock,
+        // checks the previous file and writes the file from its start.
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads)
+                .filter_map(|_| {
+                    std::thread::Builder::new()
+                        .name("savegame-encode".into())
+                        .spawn_scoped(scope, || ahead.work(state, &ids))
+                        .ok()
+                })
+                .collect();
+            let saved = save();
+            ahead.finish();
+            for worker in workers {
+                // A worker that panicked left its part to this thread, which encoded it.
+                let _ = worker.join();
+            }
+            saved
+        })
+    } else {
+        save()
+    }?;
     m.baselines.put(slot, baseline);
     Ok(report)
 }

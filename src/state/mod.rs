@@ -56,6 +56,7 @@ mod members;
 mod registry;
 
 pub use members::Members;
+pub(crate) use members::{EncodeAhead, InPlace};
 pub use registry::Registry;
 
 use crate::error::{Error, Result};

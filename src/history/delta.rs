@@ -495,9 +495,11 @@ mod tests {
             let d = round_trip(&old, &new);
             if !repetitive {
                 // A few localised edits of random bytes cost about what they changed, plus at
-                // most a few hundred bytes each.
+                // most a few hundred bytes each: the unmatched blocks around the edit on either
+                // side, and the instructions' own bytes (four edits near one another in the
+                // saved case cost 552 bytes each over what they changed).
                 prop_assert!(
-                    payload(&d) <= 2 * changed + count * 2 * (16 * SYNC + SYNC),
+                    payload(&d) <= 2 * changed + count * (2 * (16 * SYNC + SYNC) + SYNC),
                     "{} bytes for {} changed", payload(&d), changed
                 );
             }

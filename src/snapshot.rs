@@ -24,8 +24,8 @@ use crate::codec::{Codec, CodecError, Encodable};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{
-    self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FileKind, Header, Key, MAX_ID_LEN,
-    Metadata, Opened, Protect, SealParams, Source,
+    self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, EncodeAhead, FileKind, Header, InPlace,
+    Key, MAX_ID_LEN, Metadata, Opened, Protect, SealParams, Source,
 };
 use crate::originator::Originator;
 use crate::slot::SlotId;
@@ -64,8 +64,8 @@ impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
 
 /// A captured memento, encoded when it is saved or its bytes are first needed.
 ///
-/// A save encodes it straight into the file's buffer (or, on many threads, into its thread's
-/// buffer) and keeps the memento, so a snapshot saved twice encodes it twice and holds no
+/// A save encodes it straight into the file's buffer (or, on many threads, maybe into a
+/// worker's buffer, see [`EncodeAhead`]) and keeps the memento, so a snapshot saved twice encodes it twice and holds no
 /// second copy of its bytes in between. Asking for its bytes ([`Snapshot::encoded`]) encodes
 /// it into a buffer of its own, once, and drops the memento.
 struct Pending {
@@ -141,13 +141,6 @@ impl Entry {
             }),
         }
     }
-}
-
-/// Mementos one thread encoded ahead of a file: their bytes one after another, and each one's
-/// place in the file's entries and in the bytes.
-struct Share {
-    bytes: Vec<u8>,
-    ranges: Vec<(usize, Range<usize>)>,
 }
 
 /// How a file is sealed: in the clear, authenticated (integrity-only) or encrypted, with the
@@ -773,85 +766,38 @@ impl Snapshot {
             saved_at,
         };
         let mut entries = self.entries();
-        let shares = self.encode_ahead(with.threads, with.size_hint)?;
-        for share in &shares {
-            for (index, range) in &share.ranges {
-                if let Some(entry) = entries.get_mut(*index) {
-                    entry.2 = Source::Bytes(&share.bytes[range.clone()]);
-                }
-            }
-        }
-        seal_entries(&file, deleted, with, &entries, on_memento)
-    }
-
-    /// With more than one thread, and more than one captured memento to encode, encodes them
-    /// on up to `threads` scoped threads (this one among them), each thread its share of
-    /// neighbouring mementos one after another into one buffer of its own; the file is then
-    /// assembled from those bytes, in order, so it is the file one thread writes. With one
-    /// thread, or one such memento, nothing: the save encodes it straight into the file.
-    /// `size_hint` is the expected length of the whole file (0: unknown): each share's buffer
-    /// starts at its part of it, so it does not grow by doubling and copying.
-    fn encode_ahead(&self, threads: usize, size_hint: usize) -> Result<Vec<Share>> {
-        // Indices as in `entries`, which lists the mementos in the same order.
-        let pending: Vec<(usize, &str, &Pending)> = self
+        // Captured mementos not encoded yet, by their index in `entries` (the same order).
+        let pending: Vec<(usize, &Pending)> = self
             .mementos
-            .iter()
+            .values()
             .enumerate()
-            .filter_map(|(i, (id, entry))| match entry {
-                Entry::Pending(p) if p.encoded.get().is_none() => {
-                    Some((i, id.as_str(), p.as_ref()))
-                }
+            .filter_map(|(i, entry)| match entry {
+                Entry::Pending(p) if p.encoded.get().is_none() => Some((i, p.as_ref())),
                 _ => None,
             })
             .collect();
-        let threads = threads.min(pending.len());
+        let threads = with.threads.min(pending.len());
         if threads < 2 {
-            return Ok(Vec::new());
+            return seal_entries(&file, deleted, with, &entries, on_memento);
         }
-        let codec = self.codec;
-        // A little over an equal part, as the parts are alike but not equal.
-        let capacity = size_hint / threads + size_hint / threads / 16;
-        let encode = |part: &[(usize, &str, &Pending)]| -> Result<Share> {
-            let mut share = Share {
-                bytes: Vec::with_capacity(capacity),
-                ranges: Vec::with_capacity(part.len()),
-            };
-            for (index, id, value) in part {
-                let start = share.bytes.len();
-                value
-                    .encode_into(codec, &mut share.bytes)
-                    .map_err(|e| e.encoding(id))?;
-                share.ranges.push((*index, start..share.bytes.len()));
+        // On many threads: workers encode from the end of the list while this thread writes
+        // the file from its start.
+        fn values<'p>(pending: &[(usize, &'p Pending)]) -> Vec<&'p dyn Encodable> {
+            pending.iter().map(|(_, p)| *p as &dyn Encodable).collect()
+        }
+        let ahead = EncodeAhead::new(pending.len(), threads, self.codec, with.size_hint);
+        let here = values(&pending);
+        let in_place = InPlace::new(&here, &ahead);
+        for (k, (index, _)) in pending.iter().enumerate() {
+            if let Some(entry) = entries.get_mut(*index) {
+                entry.2 = Source::Ahead(&in_place, k);
             }
-            Ok(share)
-        };
-        // Contiguous parts of about equal count (the chunks of a world are alike).
-        let per = pending.len().div_ceil(threads);
-        let mut parts = pending.chunks(per);
-        let mine = parts.next().unwrap_or_default();
-        std::thread::scope(|scope| {
-            let others: Vec<_> = parts
-                .map(|part| {
-                    std::thread::Builder::new()
-                        .name("savegame-encode".into())
-                        .spawn_scoped(scope, move || encode(part))
-                        .map_err(|_| part)
-                })
-                .collect();
-            let mut shares = vec![encode(mine)?];
-            for other in others {
-                shares.push(match other {
-                    Ok(thread) => thread.join().unwrap_or_else(|_| {
-                        Err(Error::Config {
-                            reason: "an encoding thread panicked".into(),
-                        })
-                    })?,
-                    // No thread to be had: this one encodes that part too.
-                    Err(part) => encode(part)?,
-                });
-            }
-            Ok(shares)
-        })
+        }
+        ahead.run(
+            threads,
+            || ahead.work(&values(&pending)),
+            || seal_entries(&file, deleted, with, &entries, on_memento),
+        )
     }
 
     /// `(id, memento version, where its bytes come from)` in ascending id order, for writing

@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::time::SystemTime;
 
+use super::ahead::{Ahead, Ready};
 use super::bytes::{
     Reader, len_u16, len_u32, millis_to_system_time, read_u16, read_u32, read_u64,
     system_time_to_millis,
@@ -311,21 +312,6 @@ pub(crate) enum Source<'a> {
     /// Entry `.1` of mementos other threads may be encoding while the file is written: what
     /// [`Ahead::take`] gives when the file reaches it.
     Ahead(&'a (dyn Ahead + 'a), usize),
-}
-
-/// Mementos that other threads encode while this one writes the file ([`Source::Ahead`]).
-pub(crate) trait Ahead {
-    /// Entry `index`: its bytes, once the thread that took it has encoded them (this waits
-    /// for it), or the value to encode here, into the file, when no other thread took it.
-    fn take(&self, index: usize) -> Ready<'_>;
-}
-
-/// What [`Ahead::take`] gives.
-pub(crate) enum Ready<'a> {
-    /// Encoded on another thread.
-    Bytes(&'a [u8]),
-    /// To encode here, into the file.
-    Here(&'a (dyn Encodable + 'a)),
 }
 
 /// [`seal`] of mementos that may be encoded as the file is written: each

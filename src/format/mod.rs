@@ -86,22 +86,24 @@
 //! - The table of contents lets a load find each memento without parsing the document, and the
 //!   document keeps the payload a valid JSON or MessagePack value for people and tools.
 
+mod ahead;
 mod bytes;
 mod frame;
 mod metadata;
 pub mod replay;
 mod segments;
 
+pub(crate) use ahead::{EncodeAhead, InPlace};
 pub(crate) use bytes::now;
-pub(crate) use frame::{
-    Ahead, Opened, Protect, Ready, SealParams, Source, check_crc_in_pieces, missing_key, open,
-    open_unverified, random_nonce, seal_sources,
-};
 pub use frame::{
     CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,
     FLAG_SEGMENTED, FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FileKind, HEADER_LEN,
     Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN, MAX_METADATA_LEN, NONCE_LEN, Protection, Sections,
     TAG_LEN, check_crc, header_len, parse_header, record_len,
+};
+pub(crate) use frame::{
+    Opened, Protect, SealParams, Source, check_crc_in_pieces, missing_key, open, open_unverified,
+    random_nonce, seal_sources,
 };
 pub use metadata::Metadata;
 

@@ -32,12 +32,12 @@ use std::sync::Mutex;
 use super::SaveLoadManager;
 use super::locks::lock;
 use super::report::{DeltaReport, LoadReport, SaveReport};
-use crate::codec::Codec;
+use crate::codec::{Codec, Encodable};
 use crate::error::{Error, Result};
-use crate::format::{FileKind, Metadata, Source};
+use crate::format::{EncodeAhead, FileKind, InPlace, Metadata, Source};
 use crate::slot::SlotId;
 use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries};
-use crate::state::{EncodeAhead, InPlace, Members, RestoreReport, SaveState};
+use crate::state::{Members, RestoreReport, SaveState, encode_listed};
 
 /// A memento's fingerprint: length and CRC32, then a SipHash-1-3 of its bytes.
 type Fingerprint = (u64, u64);
@@ -221,11 +221,9 @@ pub(super) fn save_state(
     state.describe(&mut metadata);
     let codec = m.engine.codec;
     let threads = m.engine.files.threads.min(members.len());
-    let ahead = EncodeAhead::new(members.len(), threads, codec);
-    let in_place = InPlace {
-        members: &members,
-        ahead: &ahead,
-    };
+    let values: Vec<&dyn Encodable> = members.iter().map(|m| m.originator).collect();
+    let ahead = EncodeAhead::new(members.len(), threads, codec, 0);
+    let in_place = InPlace::new(&values, &ahead);
     let entries: Vec<(&str, u32, Source<'_>)> = members
         .iter()
         .enumerate()
@@ -260,26 +258,10 @@ pub(super) fn save_state(
             },
         )
     };
+    // The workers encode from the end of the list while this thread takes the lock, checks the
+    // previous file and writes the file from its start.
     let (report, baseline) = if threads > 1 {
-        // The workers encode from the end of the list while this thread takes the lock,
-        // checks the previous file and writes the file from its start.
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (1..threads)
-                .filter_map(|_| {
-                    std::thread::Builder::new()
-                        .name("savegame-encode".into())
-                        .spawn_scoped(scope, || ahead.work(state, &ids))
-                        .ok()
-                })
-                .collect();
-            let saved = save();
-            ahead.finish();
-            for worker in workers {
-                // A worker that panicked left its part to this thread, which encoded it.
-                let _ = worker.join();
-            }
-            saved
-        })
+        ahead.run(threads, || encode_listed(&ahead, state, &ids), save)
     } else {
         save()
     }?;

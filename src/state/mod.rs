@@ -56,7 +56,7 @@ mod members;
 mod registry;
 
 pub use members::Members;
-pub(crate) use members::{EncodeAhead, InPlace};
+pub(crate) use members::encode_listed;
 pub use registry::Registry;
 
 use crate::error::{Error, Result};

@@ -128,7 +128,7 @@
 //!   [`threads`](ManagerBuilder::threads) scoped threads when it has many
 //!   mementos, with the same bytes.
 //! - **Dirty tracking by comparison.** [`SaveLoadManager::save_state_incremental`] keeps a
-//!   16-byte fingerprint (length, CRC32, SipHash) of each memento a slot holds, and writes the
+//!   16-byte fingerprint (length, CRC32, XXH3-64) of each memento a slot holds, and writes the
 //!   mementos whose encoded bytes differ, with vanished ids as deletions; when the slot changed
 //!   behind its back (another process, a plain save) it writes a full save instead. It costs a
 //!   capture and an encoding of the whole state per save; see [`state`].

@@ -3,7 +3,7 @@
 //!
 //! **How changes are found.** The manager keeps, for each slot it saved a state to or loaded
 //! one from, a fingerprint of every memento the slot holds: its length, its CRC32 and a 64-bit
-//! SipHash of its encoded bytes (16 bytes per memento, plus its id). An incremental save
+//! XXH3 of its encoded bytes (16 bytes per memento, plus its id). An incremental save
 //! captures the whole state, encodes every memento (work a full save does too), and writes
 //! only those whose fingerprint changed, with the ids that are gone as deletions. The game
 //! marks nothing: a memento is dirty exactly when its bytes differ from the slot's.
@@ -12,10 +12,12 @@
 //! what capturing and encoding them costs (the fingerprints are a small part of it), about
 //! half a full save; the CHANGELOG has the numbers. A fingerprint was chosen over a kept copy
 //! of each memento's bytes (faster to compare for tiny mementos, but as much memory again as
-//! the save) and over a SipHash alone (half the cost, 64 bits). A codec whose output for equal values can differ (a `HashMap`'s
+//! the save) and over a hash alone (64 bits). XXH3 replaced a SipHash: over the 4.7 MB chunked
+//! world, on the saving thread, 0.19 ms against 0.85 ms (the CRC32 takes 0.08 ms).
+//! A codec whose output for equal values can differ (a `HashMap`'s
 //! order in JSON or MessagePack) only makes extra mementos look changed: they are written
 //! again, never missed. Two different mementos look the same only if their length, CRC32 and
-//! SipHash all agree.
+//! XXH3 all agree.
 //!
 //! **When it writes a full save instead.** The fingerprints describe the slot as this manager
 //! last wrote or read it: its base file's generation and how many deltas follow it. Before an
@@ -26,7 +28,6 @@
 //! report says why.
 
 use std::collections::HashMap;
-use std::hash::Hasher;
 use std::sync::Mutex;
 
 use super::SaveLoadManager;
@@ -39,14 +40,12 @@ use crate::slot::SlotId;
 use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries};
 use crate::state::{Members, RestoreReport, SaveState, encode_listed};
 
-/// A memento's fingerprint: length and CRC32, then a SipHash-1-3 of its bytes.
+/// A memento's fingerprint: length and CRC32, then an XXH3-64 of its bytes.
 type Fingerprint = (u64, u64);
 
 fn fingerprint(bytes: &[u8]) -> Fingerprint {
-    let mut sip = std::hash::DefaultHasher::new();
-    sip.write(bytes);
     let head = ((bytes.len() as u64) << 32) | u64::from(crc32fast::hash(bytes));
-    (head, sip.finish())
+    (head, twox_hash::XxHash3_64::oneshot(bytes))
 }
 
 /// What the manager knows a slot holds.

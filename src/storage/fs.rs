@@ -153,13 +153,15 @@ impl WriteFile for StdFile {
 }
 
 /// A file written over from its start ([`FileSystem::overwrite`]): how far it is written, and
-/// how long it was.
+/// how long it was. Unix only, where a file's other names can be counted.
+#[cfg(unix)]
 struct StdOverwrite {
     file: std::fs::File,
     written: u64,
     len: u64,
 }
 
+#[cfg(unix)]
 impl WriteFile for StdOverwrite {
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.file.write_all(bytes)?;
@@ -630,7 +632,7 @@ impl Storage for FsStorage {
             Err(e) => Err(e),
         };
         if kept.is_err() && linked {
-            // Best effort: a link left here is removed by the next rotation.
+            // Best effort: a link left here is removed by the next put of `name`.
             let _ = self.fs.remove_file(&staged);
         }
         kept

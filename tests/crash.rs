@@ -438,14 +438,39 @@ fn io_kind(e: &Error) -> io::ErrorKind {
 
 #[test]
 fn io_faults_at_every_operation_keep_the_previous_save() {
-    // How many operations a save over an existing save takes.
+    io_faults_at_every_operation(1);
+}
+
+/// The same over a slot with a spare: the save under test writes over the file the rotation
+/// before it dropped, and keeps the backup it drops as the next spare.
+#[test]
+fn io_faults_at_every_operation_of_a_save_over_the_spare_keep_the_previous_save() {
+    io_faults_at_every_operation(3);
+}
+
+/// ENOSPC and EIO, once and from then on, at every operation of a save after `earlier`
+/// saves: a typed error naming the path, the previous save loads, no temporary file is left,
+/// and once the disk works again the next save works.
+fn io_faults_at_every_operation(earlier: u64) {
+    // How many operations a save over `earlier` saves takes.
     let probe = SimFs::new();
     let probe_manager = sim_manager(&probe);
-    save_generations(&probe_manager, 1);
+    save_generations(&probe_manager, earlier);
     let start = probe.op_count();
-    save_generations(&probe_manager, 1);
+    probe_manager
+        .save(SLOT, &game_snapshot(&probe_manager, earlier + 1, ENTITIES))
+        .unwrap();
     let save_ops = probe.op_count() - start;
     assert!(save_ops >= 7, "{:?}", probe.ops());
+    if earlier > 1 {
+        assert!(
+            probe.ops()[start..]
+                .iter()
+                .any(|op| matches!(op, Op::Overwrite(_))),
+            "the save wrote over the spare: {:?}",
+            &probe.ops()[start..]
+        );
+    }
 
     let mut checked = 0;
     for index in 0..save_ops {
@@ -453,13 +478,14 @@ fn io_faults_at_every_operation_keep_the_previous_save() {
             for mode in [FaultMode::Once, FaultMode::FromThenOn] {
                 let fs = SimFs::new();
                 let manager = sim_manager(&fs);
-                save_generations(&manager, 1);
+                save_generations(&manager, earlier);
                 let old = file(&fs, &primary()).unwrap();
+                let known: Vec<Vec<u8>> = fs.files().into_values().collect();
                 let at = fs.op_count() + index;
                 fs.inject(Fault { at, kind, mode });
 
                 let err = manager
-                    .save(SLOT, &game_snapshot(&manager, 2, ENTITIES))
+                    .save(SLOT, &game_snapshot(&manager, earlier + 1, ENTITIES))
                     .unwrap_err();
                 let expected = match kind {
                     FaultKind::NoSpace => io::ErrorKind::StorageFull,
@@ -475,6 +501,7 @@ fn io_faults_at_every_operation_keep_the_previous_save() {
                     Vec::<PathBuf>::new(),
                     "fault at op {index}"
                 );
+                backups_are_whole(&fs, &known, &format!("fault at op {index}"));
 
                 let failed_op = &fs.ops()[at.min(fs.op_count() - 1)..];
                 let loaded = manager.load(SLOT).unwrap();
@@ -489,7 +516,7 @@ fn io_faults_at_every_operation_keep_the_previous_save() {
                     );
                     assert_eq!(
                         restore_game(&loaded.snapshot).unwrap(),
-                        expected_game(2, ENTITIES)
+                        expected_game(earlier + 1, ENTITIES)
                     );
                 } else {
                     assert_eq!(bytes, old, "fault at op {index} ({kind:?}, {mode:?})");
@@ -499,12 +526,12 @@ fn io_faults_at_every_operation_keep_the_previous_save() {
                 // Once the disk works again, saving works again.
                 fs.clear_faults();
                 manager
-                    .save(SLOT, &game_snapshot(&manager, 3, ENTITIES))
+                    .save(SLOT, &game_snapshot(&manager, earlier + 2, ENTITIES))
                     .unwrap();
                 let loaded = manager.load(SLOT).unwrap();
                 assert_eq!(
                     restore_game(&loaded.snapshot).unwrap(),
-                    expected_game(3, ENTITIES)
+                    expected_game(earlier + 2, ENTITIES)
                 );
                 checked += 1;
             }

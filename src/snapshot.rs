@@ -776,12 +776,9 @@ impl Snapshot {
                 _ => None,
             })
             .collect();
+        // Workers (none on one thread, where this one encodes every part in place) encode
+        // from the end of the list while this thread writes the file from its start.
         let threads = with.threads.min(pending.len());
-        if threads < 2 {
-            return seal_entries(&file, deleted, with, &entries, on_memento);
-        }
-        // On many threads: workers encode from the end of the list while this thread writes
-        // the file from its start.
         fn values<'p>(pending: &[(usize, &'p Pending)]) -> Vec<&'p dyn Encodable> {
             pending.iter().map(|(_, p)| *p as &dyn Encodable).collect()
         }

@@ -226,14 +226,7 @@ pub(super) fn save_state(
     let entries: Vec<(&str, u32, Source<'_>)> = members
         .iter()
         .enumerate()
-        .map(|(index, member)| {
-            let source = if threads > 1 {
-                Source::Ahead(&in_place, index)
-            } else {
-                Source::Encode(member.originator)
-            };
-            (&*member.id, member.version, source)
-        })
+        .map(|(index, member)| (&*member.id, member.version, Source::Ahead(&in_place, index)))
         .collect();
     let ids: Vec<&str> = entries.iter().map(|(id, ..)| *id).collect();
     let schema_version = m.engine.files.schema_version;
@@ -257,13 +250,10 @@ pub(super) fn save_state(
             },
         )
     };
-    // The workers encode from the end of the list while this thread takes the lock, checks the
-    // previous file and writes the file from its start.
-    let (report, baseline) = if threads > 1 {
-        ahead.run(threads, || encode_listed(&ahead, state, &ids), save)
-    } else {
-        save()
-    }?;
+    // The workers (none on one thread: this one then encodes every part in place) encode from
+    // the end of the list while this thread takes the lock, checks the previous file and
+    // writes the file from its start.
+    let (report, baseline) = ahead.run(threads, || encode_listed(&ahead, state, &ids), save)?;
     m.baselines.put(slot, baseline);
     Ok(report)
 }

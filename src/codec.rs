@@ -227,6 +227,32 @@ impl Codec {
         }
     }
 
+    /// Whether `doc` is exactly the document that [`open_document`](Self::open_document),
+    /// [`write_document_key`](Self::write_document_key) and
+    /// [`close_document`](Self::close_document) write around mementos with these ids at these
+    /// ranges of `doc`, in order: nothing before, between or after them that the writer would
+    /// not have put there. So a document is one value, with no bytes left over after it (an
+    /// integrity-only file stripped of its flag keeps its tag there), in every codec.
+    pub(crate) fn frames_document<'i>(
+        self,
+        doc: &[u8],
+        entries: impl ExactSizeIterator<Item = (&'i str, std::ops::Range<usize>)>,
+    ) -> bool {
+        let mut expected = Vec::new();
+        self.open_document(&mut expected, entries.len());
+        let mut at = 0;
+        for (i, (id, range)) in entries.enumerate() {
+            self.write_document_key(&mut expected, i, id);
+            if range.start < at || doc.get(at..range.start) != Some(&expected[..]) {
+                return false;
+            }
+            expected.clear();
+            at = range.end;
+        }
+        self.close_document(&mut expected);
+        doc.get(at..) == Some(&expected[..])
+    }
+
     /// An upper bound on the bytes [`open_document`](Self::open_document),
     /// [`write_document_key`](Self::write_document_key) and
     /// [`close_document`](Self::close_document) add for one key, so buffers are sized once.

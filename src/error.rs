@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use crate::migrate::error::MigrationError;
+use crate::protection::{KeyPurpose, Protection};
 use crate::slot::SlotId;
 
 /// A boxed error from a foreign crate (a codec, usually).
@@ -30,7 +31,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   never overwritten.
 /// - **Keys:** [`Error::KeyRequired`], [`Error::Decrypt`] (a wrong key or a tampered file; it
 ///   deliberately says nothing more), [`Error::Tampered`] (the same for an integrity-only file),
-///   [`Error::NotEncrypted`].
+///   [`Error::NotEncrypted`], [`Error::ProtectionMismatch`].
 /// - **Content:** [`Error::MissingMemento`], [`Error::Encode`], [`Error::Decode`],
 ///   [`Error::InvalidId`].
 /// - **Groups and registries** ([`SaveState`](crate::SaveState)): [`Error::StateMismatch`],
@@ -155,9 +156,14 @@ pub enum Error {
         found: SlotId,
     },
 
-    /// The save is encrypted and no key was configured.
-    #[error("the save is encrypted and no key was given")]
-    KeyRequired,
+    /// The save needs a key and none was given: it is encrypted (`purpose`
+    /// [`KeyPurpose::Decrypt`]), or it is integrity-only and its tag is to be checked
+    /// ([`KeyPurpose::CheckTag`]; the body is readable, and a tool may show it unchecked).
+    #[error("{}", purpose.describe())]
+    KeyRequired {
+        /// What the key is needed for.
+        purpose: KeyPurpose,
+    },
 
     /// The manager has a key but the save is neither encrypted nor authenticated (an
     /// integrity-only file): refused, so that a player cannot replace a sealed save with a
@@ -167,6 +173,20 @@ pub enum Error {
         "the save is not sealed with a key (neither encrypted nor authenticated), and this game only loads sealed saves"
     )]
     NotEncrypted,
+
+    /// The save is sealed with a key, but not in the mode the key asks for: an integrity-only
+    /// file where the game encrypts ([`ManagerBuilder::key`](crate::ManagerBuilder::key)), or
+    /// an encrypted one where it authenticates
+    /// ([`ManagerBuilder::integrity_only`](crate::ManagerBuilder::integrity_only)). A file is
+    /// opened only with the protection its key's mode asks for, whatever its flags say (see
+    /// [`Trust`](crate::format::Trust)).
+    #[error("the save is {found}, and this game only loads {expected} saves")]
+    ProtectionMismatch {
+        /// The protection the key's mode asks for.
+        expected: Protection,
+        /// The protection the file's flags record.
+        found: Protection,
+    },
 
     /// The save could not be decrypted: the key is wrong or the file was tampered with.
     /// Deliberately says nothing more.

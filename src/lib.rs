@@ -183,6 +183,7 @@ pub mod history;
 mod manager;
 pub mod migrate;
 mod originator;
+mod protection;
 pub mod replay;
 pub mod slot;
 mod snapshot;
@@ -193,7 +194,7 @@ pub use codec::Codec;
 pub use compression::Compression;
 pub use crypto::Key;
 pub use error::{BoxError, Error, Result};
-pub use format::Metadata;
+pub use format::{Metadata, Trust};
 pub use history::{History, Undoable};
 pub use manager::backups;
 pub use manager::{
@@ -203,6 +204,7 @@ pub use manager::{
 pub use manager::{SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
 pub use originator::{MementoOf, Originator};
+pub use protection::KeyPurpose;
 pub use replay::{Recorder, ReplayHeader};
 /// Embeds a folder of declarative migration steps (`NNNN_name.json`) at build time and parses
 /// them: `savegame::embed_migrations!("migrations")` is a `Result<Migrations>`. The folder is

@@ -25,7 +25,7 @@ use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::{
     self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, EncodeAhead, FileKind, Header, InPlace,
-    Key, MAX_ID_LEN, Metadata, Opened, Protect, SealParams, Source,
+    Key, MAX_ID_LEN, Metadata, Opened, Protect, SealParams, Source, Trust,
 };
 use crate::originator::Originator;
 use crate::slot::SlotId;
@@ -535,15 +535,23 @@ impl Snapshot {
     }
 
     /// Opens the bytes of a whole save file, whatever its name or slot: checks the CRC and the
-    /// header, decrypts with `key`, reads the table of contents. For tools that work on files
+    /// header, checks that the file has the protection `trust` asks for, decrypts or checks
+    /// its tag with the trust's key, reads the table of contents. For tools that work on files
     /// (backups, files sent in a bug report); a game loads slots with
     /// [`SaveLoadManager::load`](crate::SaveLoadManager::load), which also checks the slot,
     /// the schema version, and falls back to backups.
     ///
+    /// `trust` is a [`Trust`], or an `Option<&Key>`: `Some(key)` opens encrypted and
+    /// integrity-only files under the key and refuses plain ones ([`Trust::keyed`]), so an
+    /// integrity-only file stripped of its flag (and its CRC fixed) is refused; `None` opens
+    /// plain files only ([`Trust::plain`]). A tool that knows the game's mode says it:
+    /// [`Trust::encrypted`], [`Trust::authenticated`].
+    ///
     /// # Errors
     /// As for [`SaveLoadManager::load`](crate::SaveLoadManager::load) on one file:
     /// [`Error::NotASave`], [`Error::ChecksumMismatch`], [`Error::Malformed`],
-    /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::Decrypt`], ...
+    /// [`Error::UnsupportedFormat`], [`Error::KeyRequired`], [`Error::NotEncrypted`],
+    /// [`Error::ProtectionMismatch`], [`Error::Decrypt`], [`Error::Tampered`], ...
     ///
     /// An integrity-only file ([`Header::authenticated`]) needs the key too: its tag is
     /// checked ([`Error::Tampered`]). Without a key it is [`Error::KeyRequired`]; a tool that
@@ -553,23 +561,30 @@ impl Snapshot {
     /// A compressed body is decompressed under the manager's default size cap
     /// ([`DEFAULT_MAX_FILE_SIZE`](crate::format::DEFAULT_MAX_FILE_SIZE));
     /// [`Error::DecompressedTooLarge`] past it.
-    pub fn open_file(bytes: Vec<u8>, key: Option<&Key>) -> Result<(Header, Snapshot)> {
-        let opened = format::open(bytes, FileKind::Save, key, DEFAULT_MAX_FILE_SIZE, 1)?;
+    pub fn open_file<'k>(
+        bytes: Vec<u8>,
+        trust: impl Into<Trust<'k>>,
+    ) -> Result<(Header, Snapshot)> {
+        let opened = format::open(
+            bytes,
+            FileKind::Save,
+            trust.into(),
+            DEFAULT_MAX_FILE_SIZE,
+            1,
+        )?;
         let header = opened.header.clone();
         Ok((header, Snapshot::from_opened(opened)))
     }
 
-    /// [`open_file`](Self::open_file) without a key: opens a plain file, and an integrity-only
-    /// file **without checking its tag** (its CRC and structure are checked). For tools that
-    /// show a readable save to a person who has no key; never for loading game state, whose
-    /// authenticity it does not establish.
+    /// [`open_file`](Self::open_file) with [`Trust::unverified`]: opens a plain file, and an
+    /// integrity-only file **without checking its tag** (its CRC and structure are checked).
+    /// For tools that show a readable save to a person who has no key; never for loading game
+    /// state, whose authenticity it does not establish.
     ///
     /// # Errors
     /// As for [`open_file`](Self::open_file); [`Error::KeyRequired`] for an encrypted file.
     pub fn open_file_unverified(bytes: Vec<u8>) -> Result<(Header, Snapshot)> {
-        let opened = format::open_unverified(bytes, FileKind::Save, DEFAULT_MAX_FILE_SIZE)?;
-        let header = opened.header.clone();
-        Ok((header, Snapshot::from_opened(opened)))
+        Self::open_file(bytes, Trust::unverified())
     }
 
     /// The bytes of a whole save file holding this snapshot, for `slot` at `schema_version`,
@@ -1282,7 +1297,9 @@ mod tests {
         );
         assert!(matches!(
             Snapshot::open_file(bytes, None),
-            Err(Error::KeyRequired)
+            Err(Error::KeyRequired {
+                purpose: crate::KeyPurpose::Decrypt
+            })
         ));
     }
 

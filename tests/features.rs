@@ -74,7 +74,12 @@ fn an_encrypted_file_opens_or_is_refused_as_needing_the_feature() {
         let (header, snapshot) = with_key.unwrap();
         assert!(header.encrypted);
         assert!(snapshot.contains("player"));
-        assert!(matches!(without_key, Err(Error::KeyRequired)));
+        assert!(matches!(
+            without_key,
+            Err(Error::KeyRequired {
+                purpose: savegame::KeyPurpose::Decrypt
+            })
+        ));
     } else {
         assert!(is_disabled(&with_key));
         assert!(is_disabled(&without_key));

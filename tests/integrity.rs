@@ -318,7 +318,12 @@ mod integrity_only {
         // A manager without the key refuses the file rather than vouch for it.
         let dir = path.parent().unwrap();
         let keyless = SaveLoadManager::builder().directory(dir).build().unwrap();
-        assert!(matches!(keyless.load(SLOT), Err(Error::KeyRequired)));
+        assert!(matches!(
+            keyless.load(SLOT),
+            Err(Error::KeyRequired {
+                purpose: savegame::KeyPurpose::CheckTag
+            })
+        ));
         // Another key is refused the same way as an edit.
         std::fs::write(&path, &clean).unwrap();
         let other = SaveLoadManager::builder()
@@ -331,8 +336,7 @@ mod integrity_only {
     }
 
     #[test]
-    fn integrity_only_and_encrypted_saves_under_one_key_load_in_either_mode_and_plain_ones_do_not()
-    {
+    fn saves_under_one_key_load_only_in_the_keys_mode_and_plain_ones_do_not() {
         let dir = tempfile::tempdir().unwrap();
         let authenticated = integrity_manager(dir.path());
         let encrypted = SaveLoadManager::builder()
@@ -350,9 +354,18 @@ mod integrity_only {
         for (writer, slot) in [(&authenticated, 1), (&encrypted, 2), (&plain, 3)] {
             writer.save(SlotId::Numbered(slot), &snapshot).unwrap();
         }
-        for reader in [&authenticated, &encrypted] {
-            reader.load(SlotId::Numbered(1)).unwrap();
-            reader.load(SlotId::Numbered(2)).unwrap();
+        // Each mode opens its own files only: a flag set or cleared is refused, whichever way.
+        use savegame::format::Protection::{Authenticated, Encrypted};
+        for (reader, own, other, expected, found) in [
+            (&authenticated, 1, 2, Authenticated, Encrypted),
+            (&encrypted, 2, 1, Encrypted, Authenticated),
+        ] {
+            reader.load(SlotId::Numbered(own)).unwrap();
+            let err = reader.load(SlotId::Numbered(other)).unwrap_err();
+            assert!(
+                matches!(err, Error::ProtectionMismatch { expected: e, found: f } if e == expected && f == found),
+                "{err:?}"
+            );
             assert!(matches!(
                 reader.load(SlotId::Numbered(3)),
                 Err(Error::NotEncrypted)

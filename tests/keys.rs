@@ -52,7 +52,12 @@ fn a_wrong_key_is_a_typed_error_that_exposes_no_plaintext() {
     );
 
     let keyless = SaveLoadManager::builder().storage(storage).build().unwrap();
-    assert!(matches!(keyless.load(SLOT), Err(Error::KeyRequired)));
+    assert!(matches!(
+        keyless.load(SLOT),
+        Err(Error::KeyRequired {
+            purpose: savegame::KeyPurpose::Decrypt
+        })
+    ));
     let menu = keyless.list().unwrap();
     assert_eq!(menu[0].status, savegame::SlotStatus::NeedsKey);
 }
@@ -143,6 +148,26 @@ fn debug_output_never_shows_key_bytes() {
         assert!(
             !shown.contains("5c") && !shown.contains("5C") && !shown.contains("92"),
             "{shown}"
+        );
+    }
+}
+
+#[test]
+fn a_builder_given_a_key_and_integrity_only_is_an_error_not_the_last_one_winning() {
+    for (first_encrypts, second_encrypts) in [(true, false), (false, true)] {
+        let mut builder = SaveLoadManager::builder().storage(MemoryStorage::new());
+        for encrypts in [first_encrypts, second_encrypts] {
+            let key = Key::from_bytes([7; 32]);
+            builder = if encrypts {
+                builder.key(key)
+            } else {
+                builder.integrity_only(key)
+            };
+        }
+        let err = builder.build().unwrap_err();
+        assert!(
+            matches!(&err, Error::Config { reason } if reason.contains("integrity_only")),
+            "{err:?}"
         );
     }
 }

@@ -249,7 +249,8 @@ fn the_leaves_import_only_what_they_may() {
         assert!(outside.is_empty(), "{module} imports {outside:?}");
     };
     may("slot", &[]);
-    may("error", &["slot", "migrate::error"]);
+    may("protection", &[]);
+    may("error", &["slot", "migrate::error", "protection"]);
     may("compression", &["error"]);
     may("storage", &["slot", "storage", "error"]);
     for part in [
@@ -261,7 +262,15 @@ fn the_leaves_import_only_what_they_may() {
     ] {
         may(
             part,
-            &["format", "error", "codec", "compression", "crypto", "slot"],
+            &[
+                "format",
+                "error",
+                "codec",
+                "compression",
+                "crypto",
+                "slot",
+                "protection",
+            ],
         );
     }
 }

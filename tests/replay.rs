@@ -631,7 +631,9 @@ fn an_encrypted_replay_hides_its_inputs_and_needs_its_key() {
 
     assert!(matches!(
         Player::builder().open(&sealed),
-        Err(Error::KeyRequired)
+        Err(Error::KeyRequired {
+            purpose: savegame::KeyPurpose::Decrypt
+        })
     ));
     let wrong = Key::from_bytes([9; 32]);
     assert!(matches!(
@@ -726,7 +728,9 @@ fn a_managers_recorder_and_player_share_its_key_and_migrations() {
     // Sealed with the manager's key: a player without it is refused.
     assert!(matches!(
         savegame::replay::Player::builder().open(&path),
-        Err(savegame::Error::KeyRequired)
+        Err(savegame::Error::KeyRequired {
+            purpose: savegame::KeyPurpose::Decrypt
+        })
     ));
     let v2 = savegame::SaveLoadManager::builder()
         .directory(dir.path())

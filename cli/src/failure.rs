@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::Error;
+use savegame::{Error, KeyPurpose};
 
 /// The tool's exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -109,14 +109,16 @@ impl Failure {
     }
 }
 
-/// What the tool says about an encrypted file when no key was given.
-pub const NO_KEY: &str =
-    "the save is encrypted and no key was given (use --key-file or SAVEGAME_KEY)";
+/// What the tool says about a file that needs a key when none was given: what the key is
+/// for (to decrypt it, or to check an integrity-only file's tag), and where to give one.
+pub fn no_key(purpose: KeyPurpose) -> String {
+    format!("{} (use --key-file or SAVEGAME_KEY)", purpose.describe())
+}
 
 /// The exit code for a library error: 2 when the user must supply a key, 1 otherwise.
 pub fn exit_code(err: &Error) -> Exit {
     match err {
-        Error::KeyRequired => Exit::Usage,
+        Error::KeyRequired { .. } => Exit::Usage,
         _ => Exit::Bad,
     }
 }
@@ -126,7 +128,7 @@ pub fn exit_code(err: &Error) -> Exit {
 pub fn describe(path: &Path, err: &Error) -> String {
     let message = match err {
         Error::Io { path: p, source } if p == path => format!("I/O error: {source}"),
-        Error::KeyRequired => NO_KEY.into(),
+        Error::KeyRequired { purpose } => no_key(*purpose),
         _ => err.to_string(),
     };
     format!("{} [{}]", one_line(&message), kind(err))
@@ -147,8 +149,9 @@ pub fn kind(err: &Error) -> Cow<'static, str> {
         Error::UnknownFlags { .. } => "UnknownFlags",
         Error::WrongFileKind { .. } => "WrongFileKind",
         Error::SlotMismatch { .. } => "SlotMismatch",
-        Error::KeyRequired => "KeyRequired",
+        Error::KeyRequired { .. } => "KeyRequired",
         Error::NotEncrypted => "NotEncrypted",
+        Error::ProtectionMismatch { .. } => "ProtectionMismatch",
         Error::Decrypt => "Decrypt",
         Error::FeatureDisabled { .. } => "FeatureDisabled",
         Error::MissingMemento { .. } => "MissingMemento",
@@ -215,7 +218,16 @@ mod tests {
     #[test]
     fn a_missing_key_is_a_usage_error_and_the_rest_are_bad_files() {
         let path = PathBuf::from("a.sav");
-        assert_eq!(Failure::file(&path, &Error::KeyRequired).code, Exit::Usage);
+        assert_eq!(
+            Failure::file(
+                &path,
+                &Error::KeyRequired {
+                    purpose: KeyPurpose::Decrypt
+                }
+            )
+            .code,
+            Exit::Usage
+        );
         let f = Failure::file(
             &path,
             &Error::ChecksumMismatch {

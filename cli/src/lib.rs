@@ -50,6 +50,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use savegame::Trust;
 
 use crate::failure::Failure;
 
@@ -87,6 +88,12 @@ struct Cli {
     /// SAVEGAME_KEY environment variable]
     #[arg(long, global = true, value_name = "K")]
     key_file: Option<PathBuf>,
+
+    /// With a key, also accept plain files (neither encrypted nor integrity-only). Refused by
+    /// default, as a game with a key refuses them: a plain file is one anyone can write,
+    /// including an integrity-only file stripped of its flag
+    #[arg(long, global = true)]
+    allow_plain: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -242,7 +249,13 @@ pub fn main() -> ExitCode {
 /// Runs one command; `Ok` carries the exit code of a command that reported its own results.
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     let key = files::load_key(cli.key_file.as_deref())?;
-    let key = key.as_ref();
+    // One decision about what protection a file must have, for every command: with a key, the
+    // key's protection (encrypted or integrity-only, checked), plain files only if allowed.
+    let key = match &key {
+        Some(key) if cli.allow_plain => Trust::keyed(key).or_plain(),
+        Some(key) => Trust::keyed(key),
+        None => Trust::plain(),
+    };
     match cli.command {
         Command::List { dir, json, schema } => commands::list::run(&dir, json, schema, key),
         Command::Inspect { file, schema } => commands::inspect::run(&file, schema, key),

@@ -317,7 +317,7 @@ fn encrypted_saves_diff_with_the_key_and_not_without_it() {
     // The key from the environment works the same; a plain save beside an encrypted one too.
     let hex = std::fs::read_to_string(key_file()).unwrap();
     let output = savegame()
-        .args(["diff", "--json"])
+        .args(["diff", "--json", "--allow-plain"])
         .arg(&pa)
         .arg(&b)
         .env("SAVEGAME_KEY", hex.trim())

@@ -95,7 +95,8 @@ fn dry_run_on_an_encrypted_file_without_a_key_lists_the_plan_and_exits_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
             err.contains(
-                "the save is encrypted and no key was given (use --key-file or SAVEGAME_KEY)"
+                "the save is encrypted, and no key was given to decrypt it (use --key-file or \
+                 SAVEGAME_KEY)"
             ),
             "{err}"
         );

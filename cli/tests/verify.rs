@@ -11,6 +11,8 @@ fn every_fixture_verifies_with_the_key_one_line_each() {
         .args(FIXTURES.map(fixture))
         .arg("--key-file")
         .arg(key_file())
+        // The fixtures mix plain and sealed files: with a key, plain ones need leave.
+        .arg("--allow-plain")
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stdout_of(&output));
@@ -43,6 +45,7 @@ fn with_migrations_each_older_file_is_migrated_in_memory() {
         .args(FIXTURES.map(fixture))
         .arg("--key-file")
         .arg(key_file())
+        .arg("--allow-plain")
         .arg("--migrations")
         .arg(migrations())
         .output()
@@ -369,5 +372,80 @@ fn inspect_and_dump_read_an_integrity_only_file_without_the_key_and_say_it_was_n
         dump["memento_versions"].as_object().unwrap().len(),
         1,
         "{dump}"
+    );
+}
+
+#[test]
+fn with_a_key_an_integrity_only_file_stripped_of_its_flag_fails_verify() {
+    // Issue 26, hole 1: on 1c7407f `verify` with the key printed "ok … plain" and exited 0.
+    let dir = tempfile::tempdir().unwrap();
+    let stripped = write(
+        dir.path(),
+        "stripped.sav",
+        &savegame_testkit::stripped_hmac_fixture(),
+    );
+    let forged = write(
+        dir.path(),
+        "forged.sav",
+        &savegame_testkit::forged_plain_from_hmac_fixture(),
+    );
+    let verify = |file: &std::path::Path, allow_plain: bool| {
+        let mut cmd = savegame();
+        cmd.arg("verify")
+            .arg(file)
+            .arg("--key-file")
+            .arg(key_file());
+        if allow_plain {
+            cmd.arg("--allow-plain");
+        }
+        let out = cmd.output().unwrap();
+        (out.status.code(), stdout_of(&out))
+    };
+    for file in [&stripped, &forged] {
+        let (code, text) = verify(file, false);
+        assert_eq!(code, Some(1), "{text}");
+        assert!(text.starts_with("FAIL  "), "{text}");
+        assert!(text.contains("[NotEncrypted]"), "{text}");
+    }
+    // Plain files allowed: the stripped one still fails (its tag is left after its document);
+    // the forged one is a plain file, and verify says so.
+    let (code, text) = verify(&stripped, true);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("[Malformed]"), "{text}");
+    let (code, text) = verify(&forged, true);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains(", plain, "), "{text}");
+    // A plain fixture with a key is refused the same way, as a game with a key refuses it.
+    let (code, text) = verify(&fixture("format2-v3-json-plain.sav"), false);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("[NotEncrypted]"), "{text}");
+}
+
+#[test]
+fn without_a_key_an_integrity_only_file_is_not_called_encrypted() {
+    // Issue 26, hole 5: on 1c7407f this said "the save is encrypted and no key was given".
+    let out = savegame()
+        .arg("verify")
+        .arg(fixture("format2-v3-json-hmac.sav"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout_of(&out));
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("integrity-only (readable), and no key was given to check its tag"),
+        "{text}"
+    );
+    assert!(!text.contains("encrypted"), "{text}");
+    assert!(text.contains("[KeyRequired]"), "{text}");
+    let out = savegame()
+        .arg("verify")
+        .arg(fixture("format2-v3-json-aes.sav"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout_of(&out).contains("the save is encrypted, and no key was given to decrypt it"),
+        "{}",
+        stdout_of(&out)
     );
 }

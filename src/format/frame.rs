@@ -11,12 +11,15 @@ use super::bytes::{
 };
 use super::metadata::{Metadata, encoded_metadata_len, parse_metadata, write_metadata};
 use super::segments;
+use super::trust::{Trust, missing_key};
 use crate::codec::{Codec, Encodable};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
+use crate::protection::KeyPurpose;
 use crate::slot::SlotId;
 
 pub use crate::crypto::Key;
+pub use crate::protection::Protection;
 
 /// The first eight bytes of every file of the savegame family.
 pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
@@ -116,31 +119,6 @@ impl FileKind {
             2 => Some(FileKind::Delta),
             3 => Some(FileKind::Replay),
             _ => None,
-        }
-    }
-}
-
-/// How a file's body is protected, as its flags say.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Protection {
-    /// Readable, with a CRC32 against damage and nothing against edits.
-    Plain,
-    /// Readable, with an HMAC-SHA256 tag under the key: an edit is refused as
-    /// [`Error::Tampered`] (format version 2 on).
-    Authenticated,
-    /// AES-256-GCM: unreadable without the key, and an edit fails to open ([`Error::Decrypt`]).
-    Encrypted,
-}
-
-impl Protection {
-    /// The name tools show: `plain`, `authenticated`, `encrypted`.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Protection::Plain => "plain",
-            Protection::Authenticated => "authenticated",
-            Protection::Encrypted => "encrypted",
         }
     }
 }
@@ -518,36 +496,15 @@ pub(crate) fn seal_sources(
     Ok(buf)
 }
 
-/// Checks everything about a file, decrypts its body in place and decompresses it. `key` is
-/// the manager's key, if it has one; an integrity-only file needs it too, and its tag is
-/// checked. A compressed body that records more than `max_body` bytes decompressed is
-/// [`Error::DecompressedTooLarge`].
+/// Checks everything about a file, decrypts its body in place and decompresses it. `trust`
+/// decides what protection the file must have (see [`Trust`]) and holds the key: a file whose
+/// flags record anything else is refused before its body is looked at. A compressed body that
+/// records more than `max_body` bytes decompressed is [`Error::DecompressedTooLarge`].
 /// `threads` may open an encrypted body's segments at once (this one among them).
 pub(crate) fn open(
-    buf: Vec<u8>,
-    expected_kind: FileKind,
-    key: Option<&Key>,
-    max_body: u64,
-    threads: usize,
-) -> Result<Opened> {
-    open_checking(buf, expected_kind, key, true, max_body, threads)
-}
-
-/// [`open`] without a key, which also opens an integrity-only file without checking its tag
-/// (for tools that show a file to a person). An encrypted file is [`Error::KeyRequired`].
-pub(crate) fn open_unverified(
-    buf: Vec<u8>,
-    expected_kind: FileKind,
-    max_body: u64,
-) -> Result<Opened> {
-    open_checking(buf, expected_kind, None, false, max_body, 1)
-}
-
-fn open_checking(
     mut buf: Vec<u8>,
     expected_kind: FileKind,
-    key: Option<&Key>,
-    check_tag: bool,
+    trust: Trust<'_>,
     max_body: u64,
     threads: usize,
 ) -> Result<Opened> {
@@ -560,12 +517,14 @@ fn open_checking(
             found: header.kind.id(),
         });
     }
+    trust.admit(header.protection())?;
+    let key = trust.key();
     let sections = header.sections();
     let associated_end = sections.metadata.end as usize;
     let payload = sections.payload.start as usize..sections.payload.end as usize;
 
     let body = if let Some(log) = header.segment_log {
-        let key = key.ok_or_else(missing_key)?;
+        let key = key.ok_or_else(|| missing_key(KeyPurpose::Decrypt))?;
         let body = payload.start..payload.start + segments::body_len(payload.len(), log)?;
         let mut nonce = [0u8; NONCE_LEN];
         nonce.copy_from_slice(&buf[sections.nonce.start as usize..payload.start]);
@@ -582,7 +541,7 @@ fn open_checking(
         )?;
         body
     } else if header.encrypted {
-        let key = key.ok_or_else(missing_key)?;
+        let key = key.ok_or_else(|| missing_key(KeyPurpose::Decrypt))?;
         if payload.len() < TAG_LEN {
             return Err(Error::malformed("encrypted payload shorter than its tag"));
         }
@@ -611,7 +570,8 @@ fn open_checking(
         tag.copy_from_slice(&buf[body.end..payload.end]);
         match key {
             Some(key) => key.verify(&buf[..body.end], &tag)?,
-            None if check_tag => return Err(Error::KeyRequired),
+            // Only a trust that checks no tag admits an integrity-only file without a key.
+            None if trust.checks_tag() => return Err(missing_key(KeyPurpose::CheckTag)),
             None => {}
         }
         body
@@ -635,6 +595,7 @@ fn open_checking(
         &buf,
         body.start + toc_start..body.end,
         header.format_version,
+        header.codec,
     )?;
     Ok(Opened {
         header,
@@ -643,18 +604,6 @@ fn open_checking(
         sequence,
         deleted,
     })
-}
-
-/// The error for an encrypted file and no key: [`Error::KeyRequired`], or
-/// [`Error::FeatureDisabled`] in a build without the `encryption` feature.
-pub(crate) fn missing_key() -> Error {
-    if cfg!(feature = "encryption") {
-        Error::KeyRequired
-    } else {
-        Error::FeatureDisabled {
-            feature: "encryption",
-        }
-    }
 }
 
 /// Seals a body in place ([`Error::FeatureDisabled`] without the `encryption` feature).
@@ -965,7 +914,14 @@ fn parse_delta_preamble(body: &[u8]) -> Result<(u64, Vec<String>, usize)> {
     Ok((sequence, deleted, r.position()))
 }
 
-fn parse_toc(buf: &[u8], body: Range<usize>, format_version: u16) -> Result<Vec<TocEntry>> {
+/// The table of contents at the start of `body`, each entry's range made absolute in `buf`,
+/// once the document after it is checked to be exactly the codec's map of those mementos.
+fn parse_toc(
+    buf: &[u8],
+    body: Range<usize>,
+    format_version: u16,
+    codec: Codec,
+) -> Result<Vec<TocEntry>> {
     let mut r = Reader::new(&buf[body.clone()], "table of contents");
     let count = r.u32()? as usize;
     // The smallest entry: its fixed fields and a one-byte id.
@@ -1012,6 +968,20 @@ fn parse_toc(buf: &[u8], body: Range<usize>, format_version: u16) -> Result<Vec<
         });
         previous = Some(id);
         previous_end = end;
+    }
+    let framed = codec.frames_document(
+        &buf[doc_start..body.end],
+        toc.iter().map(|e| {
+            let range = e.range.start - doc_start..e.range.end - doc_start;
+            (e.id.as_str(), range)
+        }),
+    );
+    if !framed {
+        return Err(Error::malformed(format!(
+            "the {} document is not exactly the map of its mementos (bytes before, between or \
+             after them)",
+            codec.name()
+        )));
     }
     Ok(toc)
 }
@@ -1082,7 +1052,7 @@ mod tests {
             text.contains(r#"{"player":{"hp":9},"world":[1,2]}"#),
             "{text}"
         );
-        let opened = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap();
+        let opened = open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2).unwrap();
         let found: Vec<(&str, u32, &[u8])> = opened
             .toc
             .iter()
@@ -1109,7 +1079,7 @@ mod tests {
         .unwrap();
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN);
-        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
+        let opened = open(bytes, FileKind::Save, Trust::keyed(&key), u64::MAX, 2).unwrap();
         assert_eq!(opened.toc.len(), 2);
     }
 
@@ -1138,7 +1108,7 @@ mod tests {
                 .step_by(2)
                 .map(|i| u8::from_str_radix(&version[i..i + 2], 16).unwrap())
                 .collect();
-            let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
+            let opened = open(bytes, FileKind::Save, Trust::keyed(&key), u64::MAX, 2).unwrap();
             let versions: Vec<(&str, u32)> = opened
                 .toc
                 .iter()
@@ -1166,7 +1136,7 @@ mod tests {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, GOLDEN_V2_AUTHENTICATED);
         assert!(String::from_utf8_lossy(&bytes).contains(r#"{"player":{"hp":9},"world":[1,2]}"#));
-        let opened = open(bytes, FileKind::Save, Some(&key), u64::MAX, 2).unwrap();
+        let opened = open(bytes, FileKind::Save, Trust::keyed(&key), u64::MAX, 2).unwrap();
         assert!(opened.header.authenticated && !opened.header.encrypted);
         assert_eq!(opened.header.protection(), Protection::Authenticated);
         assert_eq!(opened.toc[1].version, 3);
@@ -1188,7 +1158,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at] ^= 0x01;
             fix_crc(&mut bytes);
-            match open(bytes, FileKind::Save, Some(&key), u64::MAX, 2) {
+            match open(bytes, FileKind::Save, Trust::keyed(&key), u64::MAX, 2) {
                 Err(Error::Tampered) => {}
                 // The flag bit itself: the file now says it is plain, and a manager with a key
                 // refuses plain files (NotEncrypted); the format alone cannot know.
@@ -1201,14 +1171,22 @@ mod tests {
         }
         let other = Key::from_bytes([8; 32]);
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, Some(&other), u64::MAX, 2),
+            open(
+                clean.clone(),
+                FileKind::Save,
+                Trust::authenticated(&other),
+                u64::MAX,
+                2
+            ),
             Err(Error::Tampered)
         ));
         assert!(matches!(
-            open(clean.clone(), FileKind::Save, None, u64::MAX, 2),
-            Err(Error::KeyRequired)
+            open(clean.clone(), FileKind::Save, Trust::plain(), u64::MAX, 2),
+            Err(Error::KeyRequired {
+                purpose: KeyPurpose::CheckTag
+            })
         ));
-        let unverified = open_unverified(clean, FileKind::Save, u64::MAX).unwrap();
+        let unverified = open(clean, FileKind::Save, Trust::unverified(), u64::MAX, 1).unwrap();
         assert_eq!(unverified.toc.len(), 2);
     }
 
@@ -1221,7 +1199,7 @@ mod tests {
             Err(Error::Config { .. })
         ));
         let mut bytes = seal(&params_v1(&m, Protect::Plain), &ENTRIES_V2).unwrap();
-        let opened = open(bytes.clone(), FileKind::Save, None, u64::MAX, 2).unwrap();
+        let opened = open(bytes.clone(), FileKind::Save, Trust::plain(), u64::MAX, 2).unwrap();
         assert!(
             opened
                 .toc
@@ -1232,7 +1210,7 @@ mod tests {
         bytes[OFF_FLAGS] |= FLAG_AUTHENTICATED as u8;
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX, 2),
+            open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 2 })
         ));
         // Both bits at once is no file of format 2.
@@ -1240,7 +1218,7 @@ mod tests {
         both[OFF_FLAGS] |= (FLAG_ENCRYPTED | FLAG_AUTHENTICATED) as u8;
         fix_crc(&mut both);
         assert!(matches!(
-            open(both, FileKind::Save, None, u64::MAX, 2),
+            open(both, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1382,7 +1360,7 @@ mod tests {
         let body = parse_header(&bytes, None).unwrap().sections().payload.start as usize;
         bytes[body..body + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         fix_crc(&mut bytes);
-        let err = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap_err();
+        let err = open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 
@@ -1402,21 +1380,17 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
             fix_crc(&mut bytes);
-            let result = open(bytes, FileKind::Save, None, u64::MAX, 2);
-            if value == 0 {
-                // Offset 0 lies inside the document, so the table is consistent; the memento
-                // bytes are simply wrong, which decoding reports.
-                assert!(result.is_ok());
-            } else {
-                assert!(matches!(result, Err(Error::Malformed { .. })), "{result:?}");
-            }
+            let result = open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2);
+            // Offset 0 lies inside the document, but over its opening: the document is then
+            // not the map of its mementos.
+            assert!(matches!(result, Err(Error::Malformed { .. })), "{result:?}");
         }
         // Ids out of order.
         let mut bytes = clean.clone();
         bytes[body + 6..body + 12].copy_from_slice(b"zlayer");
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX, 2),
+            open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1449,7 +1423,7 @@ mod tests {
             let mut bytes = clean.clone();
             bytes[at..at + value.len()].copy_from_slice(value);
             fix_crc(&mut bytes);
-            let err = open(bytes, FileKind::Save, None, u64::MAX, 2).unwrap_err();
+            let err = open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2).unwrap_err();
             assert!(expected(&err), "offset {at}: {err}");
         }
     }
@@ -1482,15 +1456,21 @@ mod tests {
         let body = segments::body_len(header.payload_len as usize, 18).unwrap();
         assert_eq!(segments::count(body, 18), 3, "{body} bytes");
         for threads in [1, 2] {
-            let opened =
-                open(bytes.clone(), FileKind::Save, Some(&key), u64::MAX, threads).unwrap();
+            let opened = open(
+                bytes.clone(),
+                FileKind::Save,
+                Trust::keyed(&key),
+                u64::MAX,
+                threads,
+            )
+            .unwrap();
             assert_eq!(&opened.buf[opened.toc[1].range.clone()], &world[..]);
         }
         let with = |at: usize, value: &[u8]| {
             let mut b = bytes.clone();
             b[at..at + value.len()].copy_from_slice(value);
             fix_crc(&mut b);
-            open(b, FileKind::Save, Some(&key), u64::MAX, 2).unwrap_err()
+            open(b, FileKind::Save, Trust::keyed(&key), u64::MAX, 2).unwrap_err()
         };
         for log in [0, 11, 27, 255] {
             assert!(
@@ -1511,7 +1491,7 @@ mod tests {
         one[OFF_RESERVED] = 0;
         fix_crc(&mut one);
         assert!(matches!(
-            open(one, FileKind::Save, Some(&key), u64::MAX, 2),
+            open(one, FileKind::Save, Trust::keyed(&key), u64::MAX, 2),
             Err(Error::Decrypt)
         ));
         // Segmented but not encrypted.
@@ -1521,7 +1501,7 @@ mod tests {
         b[OFF_RESERVED] = 18;
         fix_crc(&mut b);
         assert!(matches!(
-            open(b, FileKind::Save, None, u64::MAX, 2),
+            open(b, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::Malformed { .. })
         ));
     }
@@ -1561,6 +1541,7 @@ mod tests {
                 protects.push((Protect::Authenticated(&key), Some(&key)));
             }
             for (protect, with) in protects {
+                let with = Trust::from(with);
                 for kind in [FileKind::Save, FileKind::Delta] {
                     let p = SealParams {
                         compression,
@@ -1626,14 +1607,14 @@ mod tests {
         bytes[OFF_FLAGS] |= 0b1100;
         fix_crc(&mut bytes);
         assert!(matches!(
-            open(bytes, FileKind::Save, None, u64::MAX, 2),
+            open(bytes, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 12 })
         ));
         let mut v1 = seal(&params_v1(&m, Protect::Plain), &ENTRIES).unwrap();
         v1[OFF_FLAGS] |= 0b0100;
         fix_crc(&mut v1);
         assert!(matches!(
-            open(v1, FileKind::Save, None, u64::MAX, 2),
+            open(v1, FileKind::Save, Trust::plain(), u64::MAX, 2),
             Err(Error::UnknownFlags { flags: 4 })
         ));
         let p = SealParams {
@@ -1647,7 +1628,7 @@ mod tests {
             let mut lie = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
             lie[OFF_FLAGS] |= id << 2;
             fix_crc(&mut lie);
-            assert!(open(lie, FileKind::Save, None, 1 << 20, 2).is_err());
+            assert!(open(lie, FileKind::Save, Trust::plain(), 1 << 20, 2).is_err());
         }
     }
 

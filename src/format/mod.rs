@@ -92,6 +92,7 @@ mod frame;
 mod metadata;
 pub mod replay;
 mod segments;
+mod trust;
 
 pub(crate) use ahead::{EncodeAhead, InPlace};
 pub(crate) use bytes::now;
@@ -102,10 +103,11 @@ pub use frame::{
     TAG_LEN, check_crc, header_len, parse_header, record_len,
 };
 pub(crate) use frame::{
-    Opened, Protect, SealParams, Source, check_crc_in_pieces, missing_key, open, open_unverified,
-    random_nonce, seal_sources,
+    Opened, Protect, SealParams, Source, check_crc_in_pieces, open, random_nonce, seal_sources,
 };
 pub use metadata::Metadata;
+pub use trust::Trust;
+pub(crate) use trust::missing_key;
 
 /// What kind of file `bytes` start (the first 14 bytes are enough): `None` when they do not
 /// start with the family's magic, or name a kind this version does not know (see

@@ -292,7 +292,10 @@ impl Chunk {
     /// # Errors
     /// [`Error::KeyRequired`] when the chunk is encrypted and was opened without a key.
     pub(crate) fn payload(&self) -> Result<&[u8]> {
-        let range = self.payload.clone().ok_or_else(frame::missing_key)?;
+        let range = self
+            .payload
+            .clone()
+            .ok_or_else(|| super::missing_key(crate::protection::KeyPurpose::Decrypt))?;
         Ok(&self.buf[range])
     }
 
@@ -301,7 +304,10 @@ impl Chunk {
     /// # Errors
     /// As for [`payload`](Self::payload).
     pub(crate) fn into_payload(mut self) -> Result<Vec<u8>> {
-        let range = self.payload.clone().ok_or_else(frame::missing_key)?;
+        let range = self
+            .payload
+            .clone()
+            .ok_or_else(|| super::missing_key(crate::protection::KeyPurpose::Decrypt))?;
         self.buf.truncate(range.end);
         self.buf.drain(..range.start);
         Ok(self.buf)
@@ -751,7 +757,7 @@ mod tests {
             assert_eq!(opened.into_payload().unwrap(), b"secret frames");
             // Without the key: the header reads, the payload does not.
             let unread = open_chunk(sealed.clone(), None).unwrap();
-            assert!(matches!(unread.payload(), Err(Error::KeyRequired)));
+            assert!(matches!(unread.payload(), Err(Error::KeyRequired { .. })));
             // Every header field is associated data.
             for at in [16, 24, 32] {
                 let mut forged = sealed.clone();
@@ -773,7 +779,14 @@ mod tests {
         let chunk = sealed(&header(ChunkKind::Start, 0, 0, false), &meta, &[], None);
         let err = frame::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
-        let err = frame::open(chunk, FileKind::Save, None, u64::MAX, 1).unwrap_err();
+        let err = frame::open(
+            chunk,
+            FileKind::Save,
+            crate::format::Trust::plain(),
+            u64::MAX,
+            1,
+        )
+        .unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
     }
 

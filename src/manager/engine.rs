@@ -471,14 +471,14 @@ impl Engine {
                 found: header.schema_version,
                 supported: self.files.schema_version,
             }
-        } else if header.needs_key() && self.files.key.is_none() {
-            SlotStatus::NeedsKey
-        } else if let Err(e) = self.files.check_encryption(&header) {
-            SlotStatus::Unreadable {
-                reason: e.to_string(),
-            }
         } else {
-            SlotStatus::Ready
+            match self.files.trust().admit(header.protection()) {
+                Ok(()) => SlotStatus::Ready,
+                Err(Error::KeyRequired { .. }) => SlotStatus::NeedsKey,
+                Err(e) => SlotStatus::Unreadable {
+                    reason: e.to_string(),
+                },
+            }
         };
         let summary = if deltas {
             self.journals

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::compression::Compression;
 use crate::error::{Error, Result};
-use crate::format::{self, FileKind, Header, Key};
+use crate::format::{self, FileKind, Header, Key, Trust};
 use crate::slot::SlotId;
 use crate::snapshot::{SealWith, Sealing, Snapshot};
 use crate::storage::{Head, Storage, TooLarge};
@@ -52,6 +52,22 @@ impl Files {
             compression: self.compression,
             threads: self.threads,
             size_hint,
+        }
+    }
+
+    /// What protection the manager's files must have, with its key: the key's mode
+    /// (encrypted, or integrity-only), plus plain files when it allows them; plain files alone
+    /// without a key.
+    pub(super) fn trust(&self) -> Trust<'_> {
+        let trust = match &self.key {
+            Some(key) if self.integrity_only => Trust::authenticated(key),
+            Some(key) => Trust::encrypted(key),
+            None => Trust::plain(),
+        };
+        if self.allow_unencrypted {
+            trust.or_plain()
+        } else {
+            trust
         }
     }
 
@@ -129,7 +145,7 @@ impl Files {
         let opened = format::open(
             bytes,
             FileKind::Save,
-            self.key.as_ref(),
+            self.trust(),
             self.max_file_size,
             self.threads,
         )?;
@@ -140,7 +156,7 @@ impl Files {
 
     /// The checks every file of a slot must pass once opened.
     pub(super) fn check_file(&self, slot: SlotId, header: &Header) -> Result<()> {
-        self.check_encryption(header)?;
+        self.trust().admit(header.protection())?;
         if header.slot != slot {
             return Err(Error::SlotMismatch {
                 expected: slot,
@@ -152,15 +168,6 @@ impl Files {
                 found: header.schema_version,
                 supported: self.schema_version,
             });
-        }
-        Ok(())
-    }
-
-    /// Refuses a plain save when the manager has a key (unless allowed). Encrypted and
-    /// authenticated files are both sealed with the key: either is accepted.
-    pub(super) fn check_encryption(&self, header: &Header) -> Result<()> {
-        if self.key.is_some() && !header.needs_key() && !self.allow_unencrypted {
-            return Err(Error::NotEncrypted);
         }
         Ok(())
     }

@@ -248,7 +248,7 @@ impl Journals {
             let opened = match format::open(
                 rest[..len].to_vec(),
                 FileKind::Delta,
-                files.key.as_ref(),
+                files.trust(),
                 files.max_file_size,
                 files.threads,
             ) {

@@ -63,7 +63,9 @@ pub struct ManagerBuilder {
     location: Option<Location>,
     codec: Codec,
     key: Option<Key>,
-    integrity_only: bool,
+    /// The key of [`integrity_only`](Self::integrity_only): kept apart from `key`, so that a
+    /// builder given both is an error at `build()`, not the last one silently winning.
+    integrity_key: Option<Key>,
     allow_unencrypted: bool,
     schema_version: u32,
     migrations: Migrations,
@@ -117,11 +119,15 @@ impl ManagerBuilder {
 
     /// Encrypt saves with this key, and decrypt with it. Without a key, saves are written in
     /// the clear (still checksummed), and encrypted saves are refused with
-    /// [`Error::KeyRequired`]. In a build without the `encryption` feature, every save and
-    /// every load of an encrypted file with a key fails with [`Error::FeatureDisabled`].
+    /// [`Error::KeyRequired`]. With it, only encrypted files are opened: plain ones are
+    /// refused ([`Error::NotEncrypted`]) unless [`allow_unencrypted`](Self::allow_unencrypted),
+    /// integrity-only ones always ([`Error::ProtectionMismatch`]); see
+    /// [`Trust`](crate::format::Trust). In a build without the `encryption` feature, every
+    /// save and every load of an encrypted file with a key fails with
+    /// [`Error::FeatureDisabled`]. A builder given this and
+    /// [`integrity_only`](Self::integrity_only) fails to build ([`Error::Config`]).
     pub fn key(mut self, key: Key) -> Self {
         self.key = Some(key);
-        self.integrity_only = false;
         self
     }
 
@@ -129,24 +135,25 @@ impl ManagerBuilder {
     /// `integrity` feature): the body stays readable JSON or MessagePack, and an HMAC-SHA256
     /// tag over the whole file makes any edit, even one with a recomputed CRC, fail to load
     /// with [`Error::Tampered`]. For games whose saves players (or modders, or support) may
-    /// read but must not change. The key is checked the same way as [`key`](Self::key)'s:
-    /// files without a tag are refused unless [`allow_unencrypted`](Self::allow_unencrypted),
-    /// and encrypted files under the same key still load. A manager without the key refuses
-    /// integrity-only files ([`Error::KeyRequired`]); tools read them unchecked with
-    /// [`Snapshot::open_file_unverified`]. Replays recorded through
+    /// read but must not change. Only integrity-only files are opened: plain ones are refused
+    /// ([`Error::NotEncrypted`]) unless [`allow_unencrypted`](Self::allow_unencrypted), and
+    /// encrypted ones always ([`Error::ProtectionMismatch`]), so an integrity-only file whose
+    /// flag was cleared (its CRC fixed) is never taken for a plain one. A manager without the
+    /// key refuses integrity-only files ([`Error::KeyRequired`]); tools read them unchecked
+    /// with [`Snapshot::open_file_unverified`]. Replays recorded through
     /// [`SaveLoadManager::recorder`] are encrypted with the key (replays have no
     /// integrity-only form). In a build without the `integrity` feature, every save and every
     /// load of an integrity-only file with a key fails with [`Error::FeatureDisabled`].
-    /// The last of `key` and `integrity_only` wins.
+    /// A builder given this and [`key`](Self::key) fails to build ([`Error::Config`]).
     pub fn integrity_only(mut self, key: Key) -> Self {
-        self.key = Some(key);
-        self.integrity_only = true;
+        self.integrity_key = Some(key);
         self
     }
 
-    /// With a key, also load saves that are not encrypted (written by a development build
-    /// without a key, say). Off by default: otherwise a player could replace an encrypted save
-    /// with a forged plain one, which has only a CRC to check.
+    /// With a key, also load plain saves (written by a development build without a key, say).
+    /// Off by default: otherwise a player could replace a sealed save with a forged plain one,
+    /// which has only a CRC to check. A save sealed in the other mode than the key's stays
+    /// refused.
     pub fn allow_unencrypted(mut self, allow: bool) -> Self {
         self.allow_unencrypted = allow;
         self
@@ -233,8 +240,9 @@ impl ManagerBuilder {
     /// Builds the manager, creating the save folder if needed.
     ///
     /// # Errors
-    /// [`Error::Config`] when no location was given, the platform has no data folder, or the
-    /// schema version is 0, or there are no autosave slots; [`Error::MigrationChain`] when the
+    /// [`Error::Config`] when no location was given, the platform has no data folder, the
+    /// schema version is 0, there are no autosave slots, or both a [`key`](Self::key) and
+    /// [`integrity_only`](Self::integrity_only) were given; [`Error::MigrationChain`] when the
     /// migration steps do not lead to the schema version; [`Error::Io`] when the folder cannot
     /// be created; [`Error::FeatureDisabled`] when the [compression](Self::compression) needs a
     /// feature this build lacks, [`Error::Config`] for a zstd level zstd does not have.
@@ -251,6 +259,18 @@ impl ManagerBuilder {
             });
         }
         self.migrations.check(self.schema_version)?;
+        let (key, integrity_only) = match (self.key, self.integrity_key) {
+            (Some(_), Some(_)) => {
+                return Err(Error::Config {
+                    reason: "both key() and integrity_only() were given: a manager seals its \
+                             files in one mode"
+                        .into(),
+                });
+            }
+            (Some(key), None) => (Some(key), false),
+            (None, Some(key)) => (Some(key), true),
+            (None, None) => (None, false),
+        };
         let storage: Arc<dyn Storage> = match self.location {
             None => {
                 return Err(Error::Config {
@@ -275,8 +295,8 @@ impl ManagerBuilder {
             engine: Arc::new(Engine {
                 files: Files {
                     storage,
-                    key: self.key,
-                    integrity_only: self.integrity_only,
+                    key,
+                    integrity_only,
                     allow_unencrypted: self.allow_unencrypted,
                     schema_version: self.schema_version,
                     max_file_size: self.max_file_size,
@@ -353,7 +373,7 @@ impl SaveLoadManager {
                 Codec::Json
             },
             key: None,
-            integrity_only: false,
+            integrity_key: None,
             allow_unencrypted: false,
             schema_version: 1,
             migrations: Migrations::new(),

@@ -17,7 +17,7 @@ use super::index::{Index, ReplayStatus, open_keyframe};
 use super::source::{self, Located, Source};
 use crate::error::{Error, Result};
 use crate::format::replay::{self as chunks, Chunk, FrameRef};
-use crate::format::{self, Key};
+use crate::format::{Key, Protection, Trust};
 use crate::migrate::Migrations;
 use crate::storage::Storage;
 
@@ -207,15 +207,24 @@ impl PlayerBuilder {
                 other => other,
             })?;
         let storage: Arc<dyn Storage> = Arc::new(storage);
-        let has_key = self.key.is_some();
+        // Replays are encrypted, or plain: with a key, only encrypted ones play (plain ones
+        // too when allowed), as the manager's saves.
         let source = Source::open(storage, name, self.key)?;
+        let trust = match source.key() {
+            Some(key) => Trust::encrypted(key),
+            None => Trust::plain(),
+        };
+        let trust = if self.allow_unencrypted {
+            trust.or_plain()
+        } else {
+            trust
+        };
         let start = source.start();
-        if start.stream.encrypted && !has_key {
-            return Err(format::missing_key());
-        }
-        if has_key && !start.stream.encrypted && !self.allow_unencrypted {
-            return Err(Error::NotEncrypted);
-        }
+        trust.admit(if start.stream.encrypted {
+            Protection::Encrypted
+        } else {
+            Protection::Plain
+        })?;
         if start.file_len > self.max_file_size {
             return Err(Error::TooLarge {
                 path: source.path(),

@@ -168,6 +168,11 @@ impl Source {
         })
     }
 
+    /// The key chunks are opened with.
+    pub(crate) fn key(&self) -> Option<&Key> {
+        self.key.as_ref()
+    }
+
     /// The start chunk's fields and the file's length.
     pub(crate) fn start(&self) -> &StartRead {
         &self.read

@@ -53,6 +53,43 @@ pub fn fixture_key() -> Key {
     Key::from_hex(&std::fs::read_to_string(fixture_key_file()).unwrap()).unwrap()
 }
 
+/// Clears a flag bit of a whole file (bytes 10-11 of its header) and fixes its CRC: the
+/// downgrade an attacker tries on a sealed file (S11).
+pub fn strip_flag(bytes: &mut [u8], flag: u16) {
+    let flags = u16::from_le_bytes([bytes[10], bytes[11]]) & !flag;
+    bytes[10..12].copy_from_slice(&flags.to_le_bytes());
+    fix_crc(bytes);
+}
+
+/// `fixtures/format2-v3-json-hmac.sav`, an integrity-only save, stripped of its
+/// authenticated flag (bit 1) with its CRC fixed: a well-formed plain file, with the old tag
+/// left as 32 bytes after the document. Every entry point refuses it (issue 26, hole 1).
+pub fn stripped_hmac_fixture() -> Vec<u8> {
+    let mut bytes = std::fs::read(fixture("format2-v3-json-hmac.sav")).unwrap();
+    strip_flag(&mut bytes, savegame::format::FLAG_AUTHENTICATED);
+    bytes
+}
+
+/// [`stripped_hmac_fixture`] with its payload length cut by the tag's 32 bytes and the tag
+/// dropped, then its body edited (the player's health, `148` in the fixture's JSON, becomes
+/// `999`): a plain file that is well-formed in every way, which only the refusal of plain files
+/// under a key stops.
+pub fn forged_plain_from_hmac_fixture() -> Vec<u8> {
+    let mut bytes = stripped_hmac_fixture();
+    let crc_at = bytes.len() - 4;
+    let tag = savegame::format::MAC_LEN;
+    bytes.drain(crc_at - tag..crc_at);
+    let payload = u64::from_le_bytes(bytes[44..52].try_into().unwrap()) - tag as u64;
+    bytes[44..52].copy_from_slice(&payload.to_le_bytes());
+    let health = bytes
+        .windows(12)
+        .position(|w| w == b"\"health\":148")
+        .unwrap();
+    bytes[health + 9..health + 12].copy_from_slice(b"999");
+    fix_crc(&mut bytes);
+    bytes
+}
+
 /// Recomputes the CRC32 trailer of a whole save file (its last 4 bytes), as an attacker who
 /// edits a file would, so that the edit is not seen as corruption.
 pub fn fix_crc(bytes: &mut [u8]) {

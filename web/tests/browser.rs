@@ -475,3 +475,35 @@ async fn every_old_fixture_loads_and_migrates_in_the_browser() {
         );
     }
 }
+
+/// Issue 26, hole 1, in the browser: an integrity-only save with its flag cleared and its
+/// CRC fixed is refused by an integrity-only game (`NotEncrypted`), and by one that allows
+/// plain saves too (its tag is left after its document: `Malformed`).
+#[wasm_bindgen_test]
+async fn an_integrity_only_save_stripped_of_its_flag_is_refused_in_the_browser() {
+    let mut stripped = include_bytes!("../../fixtures/format2-v3-json-hmac.sav").to_vec();
+    savegame_testkit::strip_flag(&mut stripped, savegame::format::FLAG_AUTHENTICATED);
+    for allow_plain in [false, true] {
+        let b = SaveLoadManager::builder()
+            .schema_version(3)
+            .integrity_only(fixture_key())
+            .allow_unencrypted(allow_plain);
+        let saves = IndexedDbSaves::open(&fresh_name("stripped"), b)
+            .await
+            .unwrap();
+        saves.import(&SLOT.file_name(), &stripped).await.unwrap();
+        let err = saves.load(SLOT).await.unwrap_err();
+        let refused = if allow_plain {
+            matches!(
+                err,
+                savegame_web::Error::Save(savegame::Error::Malformed { .. })
+            )
+        } else {
+            matches!(
+                err,
+                savegame_web::Error::Save(savegame::Error::NotEncrypted)
+            )
+        };
+        assert!(refused, "allow_plain {allow_plain}: {err:?}");
+    }
+}

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::Key;
+use savegame::Trust;
 use savegame::format::Header;
 use savegame::migrate::{Document, Value, to_document};
 use serde::Serialize;
@@ -65,9 +65,9 @@ pub fn run(
     a: &Path,
     b: &Path,
     options: Options<'_>,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
-    compare(a, b, options, key).map_err(Failure::in_diff)
+    compare(a, b, options, trust).map_err(Failure::in_diff)
 }
 
 /// One side of the comparison.
@@ -77,7 +77,7 @@ struct Side<'a> {
     doc: Document,
 }
 
-fn open_side<'a>(path: &'a Path, key: Option<&Key>) -> Result<Side<'a>, Failure> {
+fn open_side<'a>(path: &'a Path, trust: Trust<'_>) -> Result<Side<'a>, Failure> {
     let bytes = super::read_save(path)?;
     if super::replay::is_replay(&bytes) {
         return Err(Failure::bad(
@@ -95,7 +95,7 @@ fn open_side<'a>(path: &'a Path, key: Option<&Key>) -> Result<Side<'a>, Failure>
     }
     // An integrity-only file read without its key is compared as it reads; `inspect` and
     // `verify` say whether its tag holds.
-    let (header, snapshot, _unchecked) = super::open_readable(path, bytes, key)?;
+    let (header, snapshot, _unchecked) = super::open_readable(path, bytes, trust)?;
     header
         .codec
         .require_self_describing("savegame diff (it compares mementos as generic values)")
@@ -117,10 +117,10 @@ fn compare(
     a: &Path,
     b: &Path,
     options: Options<'_>,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
-    let mut old = open_side(a, key)?;
-    let mut new = open_side(b, key)?;
+    let mut old = open_side(a, trust)?;
+    let mut new = open_side(b, trust)?;
     let migrated = match options.migrations {
         None => None,
         Some(dir) => {

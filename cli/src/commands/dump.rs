@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use savegame::Key;
+use savegame::Trust;
 
 use crate::dump::{DumpFailure, dump};
 use crate::failure::{Exit, Failure};
@@ -13,9 +13,9 @@ use crate::failure::{Exit, Failure};
 /// # Errors
 /// When the file cannot be opened (exit 1; exit 2 when it needs a key), a memento does not
 /// decode, or stdout cannot be written.
-pub fn run(path: &Path, pretty: bool, key: Option<&Key>) -> Result<ExitCode, Failure> {
+pub fn run(path: &Path, pretty: bool, trust: Trust<'_>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
-    let (header, snapshot, note) = super::open_readable(path, bytes, key)?;
+    let (header, snapshot, note) = super::open_readable(path, bytes, trust)?;
     let dumped = dump(&header, &snapshot).map_err(|e| match e {
         DumpFailure::Library(e) => Failure::file(path, &e),
         DumpFailure::Dump(e) => Failure::bad(path, e, "Dump"),

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use savegame::format::{CRC_LEN, check_crc, parse_header};
-use savegame::{Error, Key, SlotId, Snapshot};
+use savegame::{Error, SlotId, Snapshot, Trust};
 
 use super::list::kind_name;
 use crate::failure::{Exit, Failure, describe};
@@ -20,10 +20,10 @@ use crate::text::{pad, playtime, printable, rfc3339};
 ///
 /// # Errors
 /// When the file cannot be read, or its header cannot be parsed (exit 1).
-pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCode, Failure> {
+pub fn run(path: &Path, schema: Option<u32>, trust: Trust<'_>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
     if super::replay::is_replay(&bytes) {
-        let (out, exit) = super::replay::inspect(path, bytes.len() as u64, key, schema)?;
+        let (out, exit) = super::replay::inspect(path, bytes.len() as u64, trust, schema)?;
         super::print(&out)?;
         return Ok(exit.into());
     }
@@ -135,16 +135,16 @@ pub fn run(path: &Path, schema: Option<u32>, key: Option<&Key>) -> Result<ExitCo
     section("payload", &s.payload);
     section("crc32", &s.crc);
     if crc.is_ok() {
-        if header.encrypted && key.is_none() {
+        if header.encrypted && trust.key().is_none() {
             out.push_str(
                 "mementos        encrypted: give a key (--key-file or SAVEGAME_KEY) to list them\n",
             );
         } else {
-            let unchecked = header.authenticated && key.is_none();
+            let unchecked = header.authenticated && trust.key().is_none();
             let opened = if unchecked {
                 Snapshot::open_file_unverified(bytes)
             } else {
-                Snapshot::open_file(bytes, key)
+                Snapshot::open_file(bytes, trust)
             };
             match opened {
                 Ok((_, snapshot)) => {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use savegame::format::Header;
 use savegame::format::{FileKind, MAGIC, check_crc, parse_header, record_len};
 use savegame::slot::{parse_backup_name, parse_delta_name, parse_pre_migration_name};
-use savegame::{Error, Key, SlotId};
+use savegame::{Error, SlotId, Trust};
 use serde::Serialize;
 
 use crate::failure::{Exit, Failure, describe};
@@ -143,9 +143,9 @@ pub fn run(
     dir: &Path,
     json: bool,
     schema: Option<u32>,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
-    let rows = scan(dir, schema, key.is_some())?;
+    let rows = scan(dir, schema, trust.key().is_some())?;
     if json {
         let mut text = serde_json::to_string_pretty(&rows)
             .map_err(|e| Failure::bad(dir, format!("cannot write JSON: {e}"), "Json"))?;

@@ -20,9 +20,9 @@ use savegame::format::{check_crc, parse_header};
 use savegame::migrate::StepInfo;
 use savegame::slot::pre_migration_name;
 use savegame::storage::{FsStorage, Storage};
-use savegame::{Error, Key, Migrations, Snapshot};
+use savegame::{Error, KeyPurpose, Migrations, Snapshot, Trust};
 
-use crate::failure::{Exit, Failure, NO_KEY, shown};
+use crate::failure::{Exit, Failure, no_key, shown};
 use crate::files::{MAX_SAVE_SIZE, split_path};
 
 /// The steps of a migrations folder, their chain checked, and the version the last one
@@ -55,12 +55,12 @@ pub fn run(
     migrations_dir: &Path,
     to: Option<u32>,
     dry_run: bool,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
     let (migrations, last) = load_steps(migrations_dir)?;
     let target = to.unwrap_or(last);
     if dry_run {
-        return dry(path, &migrations, target, key);
+        return dry(path, &migrations, target, trust);
     }
     let bytes = super::read_save(path)?;
     let header = checked_header(path, &bytes)?;
@@ -73,12 +73,16 @@ pub fn run(
         return Ok(Exit::Ok.into());
     };
     let (_, snapshot) =
-        Snapshot::open_file(bytes.clone(), key).map_err(|e| Failure::file(path, &e))?;
+        Snapshot::open_file(bytes.clone(), trust).map_err(|e| Failure::file(path, &e))?;
     let migrated = migrations
         .migrate_snapshot(&snapshot, from, target)
         .map_err(|e| Failure::file(path, &e))?;
     // Sealed as it was: encrypted, integrity-only or plain.
-    let seal_key = if header.needs_key() { key } else { None };
+    let seal_key = if header.needs_key() {
+        trust.key()
+    } else {
+        None
+    };
     let new_bytes = super::seal_as(
         &migrated,
         header.slot,
@@ -170,7 +174,7 @@ fn dry(
     path: &Path,
     migrations: &Migrations,
     target: u32,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
     let header = checked_header(path, &bytes)?;
@@ -183,16 +187,23 @@ fn dry(
         return Ok(Exit::Ok.into());
     };
     let mut out = describe_plan(path, from, target, &steps);
-    if header.needs_key() && key.is_none() {
+    if header.needs_key() && trust.key().is_none() {
         // The plan needs no key; running the steps does, as a real run does (exit 2).
         super::print(&out)?;
         return Err(Failure::usage(
             path,
-            format!("{NO_KEY}: the steps were not run; nothing written"),
+            format!(
+                "{}: the steps were not run; nothing written",
+                no_key(if header.encrypted {
+                    KeyPurpose::Decrypt
+                } else {
+                    KeyPurpose::CheckTag
+                })
+            ),
             "KeyRequired",
         ));
     }
-    let result = Snapshot::open_file(bytes, key)
+    let result = Snapshot::open_file(bytes, trust)
         .and_then(|(_, snapshot)| migrations.migrate_snapshot(&snapshot, from, target));
     match result {
         Ok(_) => {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use savegame::format::FileKind;
 use savegame::format::Header;
-use savegame::{Error, Key, Migrations, Snapshot};
+use savegame::{Error, Key, Migrations, Snapshot, Trust};
 
 use crate::failure::Failure;
 use crate::files::{MAX_SAVE_SIZE, read_capped};
@@ -60,9 +60,9 @@ pub fn read_save(path: &Path) -> Result<Vec<u8>, Failure> {
 ///
 /// # Errors
 /// The library's error about `path`, as a failure.
-pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failure> {
+pub fn open(path: &Path, trust: Trust<'_>) -> Result<(Header, Snapshot), Failure> {
     let bytes = read_save(path)?;
-    Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))
+    Snapshot::open_file(bytes, trust).map_err(|e| Failure::file(path, &e))
 }
 
 /// Opens save bytes to show them to a person: as [`open`] does, except that an integrity-only
@@ -75,9 +75,9 @@ pub fn open(path: &Path, key: Option<&Key>) -> Result<(Header, Snapshot), Failur
 pub fn open_readable(
     path: &Path,
     bytes: Vec<u8>,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<(Header, Snapshot, Option<String>), Failure> {
-    let unchecked = key.is_none()
+    let unchecked = trust.key().is_none()
         && savegame::format::parse_header(&bytes, None).is_ok_and(|h| h.authenticated);
     if unchecked {
         let (header, snapshot) =
@@ -85,7 +85,7 @@ pub fn open_readable(
         return Ok((header, snapshot, Some(unchecked_note(path))));
     }
     let (header, snapshot) =
-        Snapshot::open_file(bytes, key).map_err(|e| Failure::file(path, &e))?;
+        Snapshot::open_file(bytes, trust).map_err(|e| Failure::file(path, &e))?;
     Ok((header, snapshot, None))
 }
 

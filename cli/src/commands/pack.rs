@@ -14,7 +14,7 @@ use std::time::SystemTime;
 use savegame::backups::put_keeping_backups;
 use savegame::slot::{backup_name, parse_backup_name};
 use savegame::storage::{FsStorage, Storage};
-use savegame::{Codec, Error, Key, SlotId, Snapshot};
+use savegame::{Codec, Error, SlotId, Snapshot, Trust};
 
 use crate::dump::{Dump, DumpFailure, pack};
 use crate::failure::{Exit, Failure, shown};
@@ -51,8 +51,9 @@ pub fn run(
     json: &Path,
     out: &Path,
     options: Options,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
+    let key = trust.key();
     let text = read_capped(json, MAX_DUMP_SIZE).map_err(|e| Failure::file(json, &e))?;
     let dumped: Dump = serde_json::from_slice(&text)
         .map_err(|e| Failure::bad(json, format!("not a savegame dump: {e}"), "Dump"))?;
@@ -111,7 +112,7 @@ pub fn run(
     }
     // What was sealed must open again, at the time it was given, before anything is replaced.
     let (header, _) =
-        Snapshot::open_file(bytes.clone(), key).map_err(|e| Failure::file(out, &e))?;
+        Snapshot::open_file(bytes.clone(), trust).map_err(|e| Failure::file(out, &e))?;
     if let Stamp::Kept(time) = stamp
         && header.saved_at != time
     {

@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
+use savegame::format::Protection;
 use savegame::migrate::to_document;
 use savegame::replay::{Player, ReplayHeader, ReplayStatus, Replayable};
-use savegame::{Error, Key, Snapshot};
+use savegame::{Error, Snapshot, Trust};
 use serde::de::IgnoredAny;
 
 use super::Game;
@@ -28,12 +29,14 @@ pub fn is_replay(bytes: &[u8]) -> bool {
 /// The library's error about `path`.
 fn open(
     path: &Path,
-    key: Option<&Key>,
+    trust: Trust<'_>,
     header: &ReplayHeader,
     game: Option<Game<'_>>,
 ) -> Result<Player, Error> {
+    // Replays are encrypted or plain: a plain one plays where the command's trust opens
+    // plain files (no key, or --allow-plain).
     let builder = Player::builder()
-        .allow_unencrypted(true)
+        .allow_unencrypted(trust.admit(Protection::Plain).is_ok())
         .input_version(header.input_version);
     let builder = match game {
         Some(Game {
@@ -44,7 +47,7 @@ fn open(
         }
         _ => builder.schema_version(header.schema_version),
     };
-    let builder = match key {
+    let builder = match trust.key() {
         Some(key) => builder.key(key.clone()),
         None => builder,
     };
@@ -84,10 +87,10 @@ pub fn status_text(status: &ReplayStatus) -> String {
 pub fn inspect(
     path: &Path,
     size: u64,
-    key: Option<&Key>,
+    trust: Trust<'_>,
     schema: Option<u32>,
 ) -> Result<(String, Exit), Failure> {
-    let header = ReplayHeader::read(path, key).map_err(|e| Failure::file(path, &e))?;
+    let header = ReplayHeader::read(path, trust.key()).map_err(|e| Failure::file(path, &e))?;
     let mut exit = Exit::Ok;
     let mut out = String::new();
     let mut line = |name: &str, value: String| out.push_str(&format!("{name:<16}{value}\n"));
@@ -133,7 +136,7 @@ pub fn inspect(
             "none: the recording was cut short (see status)".into(),
         ),
     }
-    match open(path, key, &header, None) {
+    match open(path, trust, &header, None) {
         Ok(player) => {
             line("status", status_text(player.status()));
             line(
@@ -147,7 +150,7 @@ pub fn inspect(
             );
         }
         // As for a save: what can be shown without the key is shown, and is not bad.
-        Err(Error::KeyRequired) => line(
+        Err(Error::KeyRequired { .. }) => line(
             "status",
             "encrypted: give a key (--key-file or SAVEGAME_KEY) to check its chunks".into(),
         ),
@@ -165,10 +168,10 @@ pub fn inspect(
 ///
 /// # Errors
 /// The library's error about `path`; [`Error::NewerSchema`] for a replay newer than `game`.
-pub fn verify(path: &Path, key: Option<&Key>, game: Option<Game<'_>>) -> Result<String, Failure> {
+pub fn verify(path: &Path, trust: Trust<'_>, game: Option<Game<'_>>) -> Result<String, Failure> {
     let fail = |e: Error| Failure::file(path, &e);
-    let header = ReplayHeader::read(path, key).map_err(fail)?;
-    let mut player = open(path, key, &header, game).map_err(fail)?;
+    let header = ReplayHeader::read(path, trust.key()).map_err(fail)?;
+    let mut player = open(path, trust, &header, game).map_err(fail)?;
     let keyframes: Vec<u64> = player.keyframes().collect();
     for frame in keyframes {
         player.seek(&mut Keyframes, frame).map_err(fail)?;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use savegame::migrate::to_document;
-use savegame::{Key, Migrations};
+use savegame::{Migrations, Trust};
 
 use super::Game;
 use crate::failure::{Exit, Failure, shown};
@@ -30,7 +30,7 @@ pub fn run(
     files: &[PathBuf],
     migrations: Option<&Path>,
     schema: Option<u32>,
-    key: Option<&Key>,
+    trust: Trust<'_>,
 ) -> Result<ExitCode, Failure> {
     let steps = match migrations {
         Some(dir) => {
@@ -55,7 +55,7 @@ pub fn run(
     };
     let mut worst = Exit::Ok;
     for path in files {
-        let line = match verify_one(path, game, key) {
+        let line = match verify_one(path, game, trust) {
             Ok(summary) => format!("ok    {}: {summary}\n", shown(path)),
             Err(f) => {
                 worst = worst.combine(f.code);
@@ -67,11 +67,11 @@ pub fn run(
     Ok(worst.into())
 }
 
-fn verify_one(path: &Path, game: Option<Game<'_>>, key: Option<&Key>) -> Result<String, Failure> {
+fn verify_one(path: &Path, game: Option<Game<'_>>, trust: Trust<'_>) -> Result<String, Failure> {
     if super::replay::is_replay(&super::read_save(path)?) {
-        return super::replay::verify(path, key, game);
+        return super::replay::verify(path, trust, game);
     }
-    let (header, snapshot) = super::open(path, key)?;
+    let (header, snapshot) = super::open(path, trust)?;
     // A bitcode memento cannot be decoded without its Rust type: the structure, CRC and tag
     // are checked, the mementos are not decoded.
     if header.codec.is_self_describing() {

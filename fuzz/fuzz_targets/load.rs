@@ -1,7 +1,9 @@
-//! Raw bytes as a slot file (as they come, and with their CRC32 fixed up): list it, load it (with the key, without one, integrity-only, and through the
-//! crate's migrations, whole-document and per memento), decode its mementos, and open it
-//! directly (checked, and unchecked as tools read integrity-only files). Any error is fine; a panic, a
-//! hang or a huge allocation is a bug.
+//! Raw bytes as a slot file (as they come, and with their CRC32 fixed up): list it, load it
+//! (with the key, without one, integrity-only, and through the crate's migrations,
+//! whole-document and per memento), decode its mementos, and open it directly (checked, and
+//! unchecked as tools read integrity-only files). Any error is fine; a panic, a hang or a huge
+//! allocation is a bug. And the downgrade (S11): each protection flag set or cleared with the
+//! CRC fixed; a file that opened under a key's mode must not open so changed under it.
 //!
 //! ```text
 //! cargo +nightly fuzz run load corpus-run/load corpus/load -- -rss_limit_mb=512 -timeout=10
@@ -11,8 +13,9 @@
 use libfuzzer_sys::fuzz_target;
 use savegame::migrate::Migrations;
 use savegame::storage::{MemoryStorage, Storage};
+use savegame::format::Trust;
 use savegame::{Codec, Key, SaveLoadManager, Snapshot};
-use savegame_fuzz::{KEY, SLOT, key, manager, migrations, variants};
+use savegame_fuzz::{KEY, SLOT, downgrades, key, manager, migrations, variants};
 
 fn decode_all(snapshot: &Snapshot) {
     let _ = snapshot.metadata();
@@ -24,8 +27,27 @@ fn decode_all(snapshot: &Snapshot) {
 fuzz_target!(|data: &[u8]| {
     for bytes in variants(data) {
         run(&bytes);
+        downgrade(&bytes);
     }
 });
+
+/// What a key's mode opened never opens once a protection flag is set or cleared and the CRC
+/// fixed, under that mode; and the changed files go through every way in.
+fn downgrade(data: &[u8]) {
+    let key = key();
+    for trust in [Trust::authenticated(&key), Trust::encrypted(&key)] {
+        if Snapshot::open_file(data.to_vec(), trust).is_err() {
+            continue;
+        }
+        for changed in downgrades(data) {
+            assert!(
+                Snapshot::open_file(changed.clone(), trust).is_err(),
+                "a file that opened under {trust:?} opened again with a protection flag changed"
+            );
+            run(&changed);
+        }
+    }
+}
 
 fn run(data: &[u8]) {
     let storage = MemoryStorage::new();

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use savegame::format::{CRC_LEN, FLAG_ENCRYPTED, HEADER_LEN, MAGIC, NONCE_LEN};
+use savegame::format::{CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, HEADER_LEN, MAGIC, NONCE_LEN};
 use savegame::migrate::Migrations;
 use savegame::replay::Player;
 use savegame::replay::{OnDesync, Replayable};
@@ -110,6 +110,28 @@ pub fn variants(data: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
+/// The downgrades an attacker tries on a sealed save (S11): each protection flag of the
+/// header (bit 0, encrypted; bit 1, authenticated) set or cleared, with the CRC32 of the whole
+/// file fixed. Empty for bytes too short to hold a header.
+#[must_use]
+pub fn downgrades(bytes: &[u8]) -> Vec<Vec<u8>> {
+    if bytes.len() < HEADER_LEN + CRC_LEN || !bytes.starts_with(&MAGIC) {
+        return Vec::new();
+    }
+    [FLAG_ENCRYPTED, FLAG_AUTHENTICATED]
+        .into_iter()
+        .map(|flag| {
+            let mut out = bytes.to_vec();
+            let flags = u16::from_le_bytes([out[10], out[11]]) ^ flag;
+            out[10..12].copy_from_slice(&flags.to_le_bytes());
+            let crc_at = out.len() - CRC_LEN;
+            let crc = crc32fast::hash(&out[..crc_at]);
+            out[crc_at..].copy_from_slice(&crc.to_le_bytes());
+            out
+        })
+        .collect()
+}
+
 /// A manager over `storage`: with the key (and `allow_unencrypted`) or without one, writing
 /// `codec`, no backups, journals compacted at `compact_percent`.
 ///
@@ -172,6 +194,24 @@ fn full_save(key: Option<Key>, codec: Codec, label: &str) -> Vec<u8> {
     let manager = manager(&storage, key, false, u32::MAX, codec);
     manager
         .save(SLOT, &game_snapshot(&manager, label))
+        .expect("a memory save succeeds");
+    storage
+        .get(&SLOT.file_name())
+        .expect("the save was written")
+}
+
+/// The bytes of an integrity-only JSON save of [`SLOT`] under the fixed key.
+fn integrity_save() -> Vec<u8> {
+    let storage = MemoryStorage::new();
+    let manager = SaveLoadManager::builder()
+        .storage(storage.clone())
+        .codec(Codec::Json)
+        .backups(0)
+        .integrity_only(key())
+        .build()
+        .expect("a memory manager always builds");
+    manager
+        .save(SLOT, &game_snapshot(&manager, "integrity-only"))
         .expect("a memory save succeeds");
     storage
         .get(&SLOT.file_name())
@@ -302,6 +342,7 @@ pub fn save_seeds() -> Vec<Seed> {
             full_save(Some(key()), Codec::MessagePack, "encrypted"),
         ),
         ("plain-json.sav", full_save(None, Codec::Json, "json")),
+        ("integrity-json.sav", integrity_save()),
         (
             "encrypted-json.sav",
             full_save(Some(key()), Codec::Json, "json, encrypted"),
@@ -449,9 +490,16 @@ pub fn check_seed(target: &str, name: &str, bytes: &[u8]) {
             storage
                 .put(&SLOT.file_name(), bytes)
                 .expect("a memory storage takes any put");
-            let loaded = manager(&storage, key, false, 50, Codec::MessagePack)
-                .load(SLOT)
-                .expect("a save seed loads");
+            let manager = if name.starts_with("integrity") {
+                SaveLoadManager::builder()
+                    .storage(storage.clone())
+                    .integrity_only(self::key())
+                    .build()
+                    .expect("a memory manager always builds")
+            } else {
+                manager(&storage, key, false, 50, Codec::MessagePack)
+            };
+            let loaded = manager.load(SLOT).expect("a save seed loads");
             assert_eq!(loaded.snapshot.len(), 3, "{name}");
         }
         "journal" => {

@@ -63,6 +63,7 @@ use crate::format::DEFAULT_MEMENTO_VERSION;
 /// |---|---|---|
 /// | the type | `memento = "Name"` | the memento struct's name (default `<Type>Memento`): the name tests and migrations use |
 /// | the type | `self_memento` | the type is its own memento: it must be `Clone + Serialize + Deserialize`; any struct or enum. No struct is generated; `restore_memento` replaces `*self` |
+/// | the type | `version = N` | the memento's version, [`memento_version`](Originator::memento_version) (default 1): raise it when the memento changes shape, with a [`Migrations::memento_step`](crate::Migrations::memento_step) from the old one |
 /// | the type | `validate = "path"` | `fn(&Memento) -> savegame::Result<()>` runs first in `restore_memento`; an error leaves the originator unchanged |
 /// | the type | `derive(Debug, Clone, ...)` | more derives on the memento struct |
 /// | the type | `serde(...)` | serde container attributes on the memento struct (`deny_unknown_fields`, `rename_all`) |
@@ -132,7 +133,10 @@ use crate::format::DEFAULT_MEMENTO_VERSION;
 /// [`Snapshot::restore`](crate::Snapshot::restore) refuses a memento at another version
 /// ([`Error::NoMementoMigrationPath`](crate::Error::NoMementoMigrationPath) for an older one
 /// that no step migrated, [`Error::NewerMemento`](crate::Error::NewerMemento) for a newer
-/// one). Raise it when the memento type changes shape, and register a
+/// one), and so does every other restore path: a [`SaveState`](crate::SaveState) (derived or
+/// loaded with [`load_state`](crate::SaveLoadManager::load_state)), a
+/// [`Registry`](crate::Registry), a replay's keyframes, the Bevy plugin. Derived, it is
+/// `#[savegame(version = N)]`. Raise it when the memento type changes shape, and register a
 /// [`Migrations::memento_step`](crate::Migrations::memento_step) from the old version, without
 /// bumping the whole save's schema: parts of a game (mods, DLC, plugins) evolve apart.
 ///

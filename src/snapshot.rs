@@ -295,20 +295,31 @@ impl Snapshot {
     }
 
     /// Encodes `memento` now and stores it under `id` (a borrowed memento cannot wait), at
-    /// memento version [`DEFAULT_MEMENTO_VERSION`] (change it with
-    /// [`set_version`](Self::set_version)).
+    /// memento version [`DEFAULT_MEMENTO_VERSION`]: for a memento of an originator at
+    /// another version, use [`capture_memento_versioned`](Self::capture_memento_versioned).
     ///
     /// # Errors
     /// [`Error::InvalidId`], as for [`capture`](Self::capture); [`Error::Encode`] if the codec
     /// cannot encode it. On error the snapshot is unchanged.
     pub fn capture_memento<M: Serialize + ?Sized>(&mut self, id: &str, memento: &M) -> Result<()> {
+        self.capture_memento_versioned(id, memento, DEFAULT_MEMENTO_VERSION)
+    }
+
+    /// [`capture_memento`](Self::capture_memento), recording the memento at `version`: what an
+    /// originator at [`memento_version`](Originator::memento_version) `version` restores from
+    /// (a memento built by hand, or by a tool, for such an originator).
+    ///
+    /// # Errors
+    /// As for [`capture_memento`](Self::capture_memento).
+    pub fn capture_memento_versioned<M: Serialize + ?Sized>(
+        &mut self,
+        id: &str,
+        memento: &M,
+        version: u32,
+    ) -> Result<()> {
         check_id(id)?;
         let bytes = self.codec.encode(memento).map_err(|e| e.encoding(id))?;
-        self.put(
-            id,
-            Entry::Encoded(Blob::owned(bytes)),
-            DEFAULT_MEMENTO_VERSION,
-        );
+        self.put(id, Entry::Encoded(Blob::owned(bytes)), version);
         Ok(())
     }
 
@@ -383,7 +394,34 @@ impl Snapshot {
     /// [`Error::Decode`] if its bytes do not decode as `O::Memento`; whatever the originator's
     /// `restore_memento` returns. The originator is only called with a fully decoded memento.
     pub fn restore<O: Originator + ?Sized>(&self, id: &str, originator: &mut O) -> Result<()> {
-        let expected = originator.memento_version();
+        let memento = self.memento_for(id, originator)?;
+        originator.restore_memento(memento)
+    }
+
+    /// Decodes the memento stored under `id` for `originator`, once it is known to be at the
+    /// originator's [`memento_version`](Originator::memento_version): what
+    /// [`restore`](Self::restore) hands to `restore_memento`, for code that decodes every
+    /// memento before it changes anything (a [`SaveState`](crate::SaveState), a
+    /// [`Registry`](crate::Registry)). Every restore path goes through it, so none hands an
+    /// originator a memento of another version.
+    ///
+    /// # Errors
+    /// As for [`restore`](Self::restore), but for what `restore_memento` returns.
+    pub fn memento_for<O: Originator + ?Sized>(
+        &self,
+        id: &str,
+        originator: &O,
+    ) -> Result<O::Memento> {
+        self.check_version(id, originator.memento_version())?;
+        self.memento::<O::Memento>(id)
+    }
+
+    /// Whether the memento under `id` is at `expected`, the version its reader reads.
+    ///
+    /// # Errors
+    /// [`Error::MissingMemento`], [`Error::NoMementoMigrationPath`] (older),
+    /// [`Error::NewerMemento`] (newer).
+    pub fn check_version(&self, id: &str, expected: u32) -> Result<()> {
         let found = self
             .version(id)
             .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?;
@@ -401,11 +439,13 @@ impl Snapshot {
                 supported: expected,
             });
         }
-        let memento = self.memento::<O::Memento>(id)?;
-        originator.restore_memento(memento)
+        Ok(())
     }
 
-    /// Decodes the memento stored under `id` without an originator.
+    /// Decodes the memento stored under `id` without an originator, and without checking its
+    /// version: for tools, migrations and tests that know what they read. A game restores
+    /// through [`restore`](Self::restore) or [`memento_for`](Self::memento_for), which check
+    /// that the memento is at its originator's version.
     ///
     /// # Errors
     /// [`Error::MissingMemento`] or [`Error::Decode`], as for [`restore`](Self::restore).

@@ -33,6 +33,9 @@ pub(crate) struct SaveRegistry {
 pub(crate) struct Entry {
     /// The memento id: the prefix and the name.
     pub(crate) id: String,
+    /// The memento's version: what a save records for it, and what a load must find (after
+    /// the manager's per-memento steps ran).
+    pub(crate) version: u32,
     pub(crate) type_name: &'static str,
     pub(crate) capture: CaptureFn,
     pub(crate) decode: DecodeFn,
@@ -90,7 +93,7 @@ fn capture_component<T: Component + Serialize + Clone>(
         entities: &entities,
         values: &values,
     };
-    if let Err(source) = snapshot.capture_memento(&entry.id, &column) {
+    if let Err(source) = snapshot.capture_memento_versioned(&entry.id, &column, entry.version) {
         // Find the value that failed, to name its entity.
         let codec = snapshot.codec();
         let culprit = values
@@ -137,13 +140,17 @@ impl<T: Component + Send> Pending for PendingColumn<T> {
     }
 }
 
-/// The entry's memento decoded as `T`, or `None` when the save does not have it.
+/// The entry's memento decoded as `T`, or `None` when the save does not have it. A memento
+/// at another version than the registration's is refused, as `Snapshot::restore` refuses one:
+/// older and not migrated by a per-memento step (`NoMementoMigrationPath`), or newer
+/// (`NewerMemento`).
 fn decode<T: DeserializeOwned>(snapshot: &Snapshot, entry: &Entry) -> Result<Option<T>, SaveError> {
     if !snapshot.contains(&entry.id) {
         return Ok(None);
     }
     snapshot
-        .memento(&entry.id)
+        .check_version(&entry.id, entry.version)
+        .and_then(|()| snapshot.memento(&entry.id))
         .map(Some)
         .map_err(|source| SaveError::Deserialize {
             type_name: entry.type_name,
@@ -191,7 +198,7 @@ fn capture_resource<R: Resource + Serialize + Clone>(
     let mut mapper = ToStable { ids, unsaved: 0 };
     R::map_entities(&mut resource, &mut mapper);
     snapshot
-        .capture_memento(&entry.id, &resource)
+        .capture_memento_versioned(&entry.id, &resource, entry.version)
         .map_err(|source| SaveError::Serialize {
             type_name: entry.type_name,
             entity: None,
@@ -255,6 +262,16 @@ pub trait SavegameApp {
     where
         T: Component + Serialize + DeserializeOwned + Clone + Send;
 
+    /// [`save_component_as`](Self::save_component_as), at memento version `version` (the
+    /// others register at 1). Raise it when `T` changes shape, and give the manager a
+    /// per-memento step for `component/<name>` from the old version
+    /// ([`Migrations::memento_step`](savegame::Migrations::memento_step)): a load migrates
+    /// older saves' memento, and refuses one at a version no step leads from, or at a newer
+    /// one ([`SaveError::Deserialize`] with `NoMementoMigrationPath` or `NewerMemento`).
+    fn save_component_versioned<T>(&mut self, name: &str, version: u32) -> &mut Self
+    where
+        T: Component + Serialize + DeserializeOwned + Clone + Send;
+
     /// Saves resource `R`; a load replaces it (and leaves it as it is when the save has none).
     /// Its `Entity` fields are mapped as a component's are: mark them `#[entities]` and derive
     /// `MapEntities` beside `Resource` (`#[derive(Resource, MapEntities)]`; Bevy 0.20's
@@ -265,6 +282,12 @@ pub trait SavegameApp {
 
     /// [`save_resource`](Self::save_resource), under the name `name`.
     fn save_resource_as<R>(&mut self, name: &str) -> &mut Self
+    where
+        R: Resource + Serialize + DeserializeOwned + Clone;
+
+    /// [`save_resource_as`](Self::save_resource_as), at memento version `version`, as
+    /// [`save_component_versioned`](Self::save_component_versioned) is for a component.
+    fn save_resource_versioned<R>(&mut self, name: &str, version: u32) -> &mut Self
     where
         R: Resource + Serialize + DeserializeOwned + Clone;
 }
@@ -281,8 +304,16 @@ impl SavegameApp for App {
     where
         T: Component + Serialize + DeserializeOwned + Clone + Send,
     {
+        self.save_component_versioned::<T>(name, savegame::format::DEFAULT_MEMENTO_VERSION)
+    }
+
+    fn save_component_versioned<T>(&mut self, name: &str, version: u32) -> &mut Self
+    where
+        T: Component + Serialize + DeserializeOwned + Clone + Send,
+    {
         let entry = Entry {
             id: format!("{COMPONENT_PREFIX}{name}"),
+            version,
             type_name: type_name::<T>(),
             capture: capture_component::<T>,
             decode: decode_component::<T>,
@@ -306,8 +337,16 @@ impl SavegameApp for App {
     where
         R: Resource + Serialize + DeserializeOwned + Clone,
     {
+        self.save_resource_versioned::<R>(name, savegame::format::DEFAULT_MEMENTO_VERSION)
+    }
+
+    fn save_resource_versioned<R>(&mut self, name: &str, version: u32) -> &mut Self
+    where
+        R: Resource + Serialize + DeserializeOwned + Clone,
+    {
         let entry = Entry {
             id: format!("{RESOURCE_PREFIX}{name}"),
+            version,
             type_name: type_name::<R>(),
             capture: capture_resource::<R>,
             decode: decode_resource::<R>,

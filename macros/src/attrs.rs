@@ -25,6 +25,8 @@ pub struct Container {
     pub krate: Option<Path>,
     /// `describe = "path"`: the `SaveState`'s metadata.
     pub describe: Option<Path>,
+    /// `version = N`: the memento's version (`Originator::memento_version`).
+    pub version: Option<syn::LitInt>,
 }
 
 /// The keys on a field.
@@ -83,6 +85,17 @@ pub fn container(attrs: &[Attribute]) -> syn::Result<Container> {
                 c.krate = Some(parse_lit(&meta)?);
             } else if p.is_ident("describe") {
                 c.describe = Some(parse_lit(&meta)?);
+            } else if p.is_ident("version") {
+                let version: syn::LitInt = meta.value()?.parse()?;
+                match version.base10_parse::<u32>() {
+                    Ok(0) | Err(_) => {
+                        return Err(syn::Error::new_spanned(
+                            &version,
+                            "a memento version is a u32 from 1",
+                        ));
+                    }
+                    Ok(_) => c.version = Some(version),
+                }
             } else if FIELD_KEYS.iter().any(|k| p.is_ident(k)) {
                 return Err(meta.error(format!(
                     "`{}` goes on a field, not on the type",
@@ -91,7 +104,7 @@ pub fn container(attrs: &[Attribute]) -> syn::Result<Container> {
             } else {
                 return Err(meta.error(format!(
                     "unknown savegame attribute `{}`; on a type: memento, self_memento, \
-                     validate, derive, serde, bound, crate, describe",
+                     version, validate, derive, serde, bound, crate, describe",
                     p.to_token_stream()
                 )));
             }

@@ -275,6 +275,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     });
     let (_, memento_ty_g, _) = input.generics.split_for_impl();
     let view = view(&c, &krate, &memento, tuple, &saved, generic);
+    let version = memento_version(&c);
 
     Ok(quote! {
         #memento_struct
@@ -287,6 +288,8 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 #memento { #(#create,)* #phantom_init }
             }
 
+            #version
+
             #view
 
             fn restore_memento(&mut self, memento: Self::Memento) -> #krate::Result<()> {
@@ -297,6 +300,17 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 ::core::result::Result::Ok(())
             }
         }
+    })
+}
+
+/// `memento_version` for `#[savegame(version = N)]`; none (the trait's default, 1) without it.
+fn memento_version(c: &Container) -> Option<TokenStream> {
+    c.version.as_ref().map(|n| {
+        quote!(
+            fn memento_version(&self) -> u32 {
+                #n
+            }
+        )
     })
 }
 
@@ -353,6 +367,7 @@ fn self_memento(
     }
     let (impl_g, ty_g, where_c) = generics.split_for_impl();
     let validate = c.validate.as_ref().map(|path| quote!(#path(&memento)?;));
+    let version = memento_version(c);
     Ok(quote! {
         #[automatically_derived]
         impl #impl_g #krate::Originator for #ident #ty_g #where_c {
@@ -361,6 +376,8 @@ fn self_memento(
             fn create_memento(&self) -> Self {
                 ::core::clone::Clone::clone(self)
             }
+
+            #version
 
             fn serialize_memento<__S: #serde::Serializer>(
                 &self,

@@ -49,7 +49,6 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
             continue;
         }
-        let ty = &f.ty;
         if a.flatten.is_some() {
             if let Some(id) = &a.id {
                 return Err(syn::Error::new_spanned(
@@ -91,7 +90,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             decode.push(quote!(
                 let #tmp = if snapshot.contains(#id) {
                     ::core::option::Option::Some(
-                        snapshot.memento::<<#ty as #krate::Originator>::Memento>(#id)?,
+                        snapshot.memento_for(#id, &self.#name)?,
                     )
                 } else {
                     report.__not_in_save(#id);
@@ -107,7 +106,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         } else {
             required.push(id.clone());
             decode.push(quote!(
-                let #tmp = snapshot.memento::<<#ty as #krate::Originator>::Memento>(#id)?;
+                let #tmp = snapshot.memento_for(#id, &self.#name)?;
             ));
             restore.push(quote!(
                 #krate::Originator::restore_memento(&mut self.#name, #tmp)?;

@@ -300,6 +300,11 @@ impl Migrations {
     /// id it has after them (in ascending id order), its own steps from its recorded version
     /// to the end of its chain.
     ///
+    /// An `id` that ends in `*` is a pattern: its steps are those of every memento whose id
+    /// starts with what comes before the `*` (`"monster/*"`: each entity of a
+    /// [`Registry`](crate::Registry) with the prefix `monster/`). A memento with steps under
+    /// its own id follows those; otherwise the longest pattern that matches it.
+    ///
     /// ```
     /// use savegame::migrate::Migrations;
     ///
@@ -333,11 +338,27 @@ impl Migrations {
     /// then left at whatever version they were saved at).
     #[must_use]
     pub fn memento_version(&self, id: &str) -> Option<u32> {
+        let chain = self.chain_of(id)?;
         self.memento_steps
             .iter()
-            .filter(|s| s.id == id)
+            .filter(|s| s.id == chain)
             .map(|s| s.to)
             .max()
+    }
+
+    /// The step id whose chain memento `id` follows: its own, else the longest pattern
+    /// (`prefix*`) that matches it; `None` when no step is for it.
+    fn chain_of(&self, id: &str) -> Option<&str> {
+        let steps = || self.memento_steps.iter().map(|s| s.id.as_str());
+        if let Some(own) = steps().find(|s| *s == id) {
+            return Some(own);
+        }
+        steps()
+            .filter(|s| {
+                s.strip_suffix('*')
+                    .is_some_and(|prefix| id.starts_with(prefix))
+            })
+            .max_by_key(|s| s.len())
     }
 
     /// Adds every step of `other`.
@@ -434,7 +455,7 @@ impl Migrations {
     /// Brings memento `id`, at memento version `from`, to the end of its chain; returns the
     /// version it is at after (`from` when it has no steps).
     fn migrate_memento(&self, id: &str, value: &mut Value, from: u32) -> Result<u32> {
-        let Some(end) = self.memento_version(id) else {
+        let (Some(chain), Some(end)) = (self.chain_of(id), self.memento_version(id)) else {
             return Ok(from);
         };
         if from > end {
@@ -449,7 +470,7 @@ impl Migrations {
             let step = self
                 .memento_steps
                 .iter()
-                .find(|s| s.id == id && s.from == version)
+                .find(|s| s.id == chain && s.from == version)
                 .ok_or_else(|| Error::NoMementoMigrationPath {
                     id: id.to_owned(),
                     from,

@@ -300,14 +300,14 @@ impl<T: Originator> SaveState for Registry<T> {
                 },
             });
         }
-        // Decode everything before anything changes.
-        let registered = saved.iter().filter(|id| self.entries.contains_key(**id));
+        // Decode everything before anything changes, each memento at its originator's
+        // version (an older one that no step migrated, or a newer one, is refused here).
+        let registered = saved
+            .iter()
+            .filter_map(|id| Some((*id, self.entries.get(*id)?)));
         let mut decoded = Vec::with_capacity(saved.len());
-        for id in registered
-            .copied()
-            .chain(spawned.iter().map(|(id, _)| id.as_str()))
-        {
-            let memento: T::Memento = snapshot.memento(&format!("{prefix}{id}"))?;
+        for (id, originator) in registered.chain(spawned.iter().map(|(id, o)| (id.as_str(), o))) {
+            let memento = snapshot.memento_for(&format!("{prefix}{id}"), originator)?;
             decoded.push((id.to_owned(), memento));
         }
         self.entries.extend(spawned);

@@ -273,15 +273,16 @@ fn after_a_full_save_an_incremental_save_writes_exactly_the_changed_one_percent(
         )
     );
 
-    // Nothing changed: an empty delta (the label and playtime may have).
+    // Nothing changed (nor the label or playtime): nothing is written.
     let report = manager.save_state_incremental(slot, &game).unwrap();
     assert!(report.changed.is_empty() && report.deleted.is_empty());
+    assert!(!report.wrote);
 
     // A load of base + deltas is the state a full save of it gives.
     let full_slot = SlotId::Numbered(5);
     manager.save_state(full_slot, &game).unwrap();
     let incremental = manager.load(slot).unwrap();
-    assert_eq!(incremental.report.deltas, 3);
+    assert_eq!(incremental.report.deltas, 2);
     let full = manager.load(full_slot).unwrap();
     assert!(same_mementos(&incremental.snapshot, &full.snapshot));
 
@@ -335,6 +336,58 @@ fn the_slot_changing_behind_the_managers_back_gives_a_full_save_not_a_wrong_delt
     let report = manager.save_state_incremental(slot, &game).unwrap();
     assert!(report.is_delta());
     assert_eq!(report.changed, ["e/00002"]);
+}
+
+#[test]
+fn an_incremental_save_with_nothing_changed_writes_nothing() {
+    // Issue 26, hole 6: on 1c7407f an empty delta was appended, the journal grew, and the
+    // load menu's delta count went up.
+    let dir = tempfile::tempdir().unwrap();
+    let manager = plain_manager(dir.path());
+    let slot = SlotId::Numbered(3);
+    let mut game = world(10);
+    manager.save_state(slot, &game).unwrap();
+    game.entities.get_mut("00001").unwrap().hp = 1;
+    assert!(manager.save_state_incremental(slot, &game).unwrap().wrote);
+    let before = manager.info(slot).unwrap();
+    assert_eq!(before.deltas, 1);
+    let files = |dir: &std::path::Path| {
+        let mut names: Vec<(String, u64)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    e.metadata().unwrap().len(),
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let on_disk = files(dir.path());
+    for _ in 0..3 {
+        let report = manager.save_state_incremental(slot, &game).unwrap();
+        assert!(!report.wrote);
+        assert!(
+            matches!(report.written, Written::Nothing),
+            "{:?}",
+            report.written
+        );
+        assert!(report.changed.is_empty() && report.deleted.is_empty());
+        assert_eq!(report.unchanged, 11);
+    }
+    assert_eq!(files(dir.path()), on_disk, "nothing on disk changed");
+    assert_eq!(manager.info(slot).unwrap().deltas, 1);
+    // An empty snapshot through save_incremental writes nothing either.
+    let report = manager.save_incremental(slot, &manager.snapshot()).unwrap();
+    assert_eq!((report.bytes, report.sequence), (0, 1));
+    assert_eq!(files(dir.path()), on_disk);
+    // A change after that is a delta again, numbered on from the last one.
+    game.entities.get_mut("00002").unwrap().hp = 2;
+    let report = manager.save_state_incremental(slot, &game).unwrap();
+    assert!(report.wrote && report.is_delta());
+    assert_eq!(manager.info(slot).unwrap().deltas, 2);
 }
 
 #[cfg(feature = "encryption")]
@@ -428,9 +481,9 @@ fn save_state_on_many_threads_writes_the_file_one_thread_writes() {
             assert!(outcome.restore.is_exact());
             assert_eq!(loaded.entities.get("00996").unwrap().x, 996);
             // The fingerprints taken as the file was written are right: the incremental save
-            // after it finds nothing changed.
+            // after it finds nothing changed, and writes nothing (not a full save).
             let report = many.save_state_incremental(slot, &game).unwrap();
-            assert!(report.is_delta(), "{report:?}");
+            assert!(matches!(report.written, Written::Nothing), "{report:?}");
             assert_eq!(report.changed, Vec::<String>::new());
             assert_eq!(report.unchanged, 998);
         }

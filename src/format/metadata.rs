@@ -29,6 +29,18 @@ pub struct Metadata {
     pub saved_at: Option<SystemTime>,
 }
 
+impl Metadata {
+    /// Whether a load menu shows `other` as it shows this, once both are in a file: the
+    /// saved-at time aside (every save stamps its own), the playtime to the millisecond.
+    pub(crate) fn shows_as(&self, other: &Metadata) -> bool {
+        self.label == other.label
+            && self.playtime.as_millis() == other.playtime.as_millis()
+            && self.app_version == other.app_version
+            && self.user == other.user
+            && self.thumbnail == other.thumbnail
+    }
+}
+
 /// Exact length of the metadata block for `m`.
 pub(crate) fn encoded_metadata_len(m: &Metadata) -> usize {
     8 + 2

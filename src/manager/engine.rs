@@ -577,6 +577,20 @@ impl Engine {
         let _lock = lock_slot(&self.files, &name)?;
         let (base, base_len) = self.checked_base(slot, &name, changes.codec())?;
         let state = self.journals.state(&self.files, slot, &name, &base)?;
+        if changes.is_empty()
+            && changes.deleted_ids().len() == 0
+            && changes.metadata().shows_as(&self.shown(&name, &base))
+        {
+            // Nothing to write: an empty delta would only grow the journal.
+            return Ok(DeltaReport {
+                slot,
+                sequence: state.next_sequence - 1,
+                bytes: 0,
+                journal_bytes: state.len,
+                compacted: None,
+                compaction_error: None,
+            });
+        }
         let record = changes.seal_delta(
             slot,
             self.files.schema_version,
@@ -610,6 +624,15 @@ impl Engine {
             }
         }
         Ok(report)
+    }
+
+    /// What the load menu shows of the slot whose base is `base`: its newest delta's metadata,
+    /// else the base's.
+    fn shown(&self, name: &str, base: &Header) -> crate::format::Metadata {
+        self.journals
+            .summary(&self.files, name, base.generation)
+            .latest
+            .map_or_else(|| base.metadata.clone(), |h| h.metadata)
     }
 
     /// Merges the slot's base and deltas into a new base, with the slot's lock taken.

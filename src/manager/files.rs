@@ -71,19 +71,25 @@ impl Files {
         }
     }
 
-    /// The crate's error for the storage's error `e` on `name`: the path added, and a size cap
-    /// exceeded as [`Error::TooLarge`].
+    /// The crate's error for the storage's error `e` on `name`: the path added, and the read
+    /// cap exceeded (a [`storage::too_large`](crate::storage::too_large) error, which carries
+    /// the object's size) as [`Error::TooLarge`]. Any other error, `FileTooLarge` from a write
+    /// (EFBIG: a file-size limit, a file system's largest file) among them, is [`Error::Io`]
+    /// with its path and kind: `TooLarge` only ever means the read cap.
     pub(super) fn error(&self, name: &str, e: io::Error) -> Error {
         let path = self.storage.locate(name);
-        if e.kind() == io::ErrorKind::FileTooLarge {
-            let limit = self.max_file_size;
-            let size = e
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<TooLarge>())
-                .map_or(limit.saturating_add(1), |t| t.size);
-            return Error::TooLarge { path, size, limit };
+        let over_cap = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<TooLarge>())
+            .map(|t| t.size);
+        match over_cap {
+            Some(size) if e.kind() == io::ErrorKind::FileTooLarge => Error::TooLarge {
+                path,
+                size,
+                limit: self.max_file_size,
+            },
+            _ => Error::io(path, e),
         }
-        Error::io(path, e)
     }
 
     /// Reads the whole of `name`, capped at the manager's size cap.

@@ -501,6 +501,10 @@ impl SaveLoadManager {
     /// slot as it was before it (a torn delta at the end is detected and dropped); a crash
     /// during a compaction leaves the state before or after it, which are the same.
     ///
+    /// `changes` with no memento, no deletion and the metadata the slot shows already (its
+    /// label, playtime, fields) write nothing, since an empty delta would only grow the
+    /// journal: the report's `bytes` is 0.
+    ///
     /// # Errors
     /// [`Error::SlotEmpty`] when the slot has no full save yet; [`Error::FullSaveNeeded`] when
     /// its full save is damaged or at an older schema version (after a migration); as for
@@ -685,7 +689,10 @@ impl SaveLoadManager {
     /// gone as deletions, as one delta ([`save_incremental`](Self::save_incremental)). The game
     /// marks nothing dirty. When the manager does not know what the slot holds (no state was
     /// saved there or loaded from it yet, or something else wrote it since), it writes a full
-    /// save instead, and the report says so.
+    /// save instead, and the report says so. When nothing changed (every memento, and the
+    /// label, playtime and other fields the load menu shows), nothing is written: the report's
+    /// [`wrote`](ChangesReport::wrote) is `false` and its `written` is
+    /// [`Written::Nothing`].
     ///
     /// # Errors
     /// As for [`save_incremental`](Self::save_incremental) and [`save`](Self::save).

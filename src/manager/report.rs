@@ -73,9 +73,11 @@ pub struct MigrationPlan {
 pub struct DeltaReport {
     /// The slot.
     pub slot: SlotId,
-    /// The delta's number since its base (1 for the first).
+    /// The delta's number since its base (1 for the first); for changes with nothing in them,
+    /// the slot's last delta's (0 when it has none), since nothing was written.
     pub sequence: u64,
-    /// The delta's size in bytes.
+    /// The delta's size in bytes: 0 when the changes held no memento, no deletion and no new
+    /// metadata, and nothing was written (the journal does not grow).
     pub bytes: u64,
     /// The journal's size after the append.
     pub journal_bytes: u64,

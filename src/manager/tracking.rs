@@ -55,6 +55,9 @@ struct Baseline {
     generation: u64,
     deltas: u32,
     mementos: HashMap<String, Fingerprint>,
+    /// What the slot's load menu shows (its newest file's metadata): a state whose mementos
+    /// are all unchanged still has something to write when this changed (the playtime, say).
+    metadata: Metadata,
 }
 
 impl Baseline {
@@ -68,6 +71,7 @@ impl Baseline {
             generation,
             deltas,
             mementos,
+            metadata: snapshot.metadata().clone(),
         })
     }
 }
@@ -104,6 +108,9 @@ pub struct StateLoaded {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Written {
+    /// Not at all: every memento, and what the load menu shows, are as the slot holds them.
+    /// The journal does not grow.
+    Nothing,
     /// As a delta appended to the slot's journal: only what changed.
     Delta(DeltaReport),
     /// As a full save.
@@ -123,8 +130,12 @@ pub enum Written {
 pub struct ChangesReport {
     /// The slot.
     pub slot: SlotId,
-    /// A delta or a full save.
+    /// A delta, a full save, or nothing.
     pub written: Written,
+    /// Whether anything was written: `false` when the state is exactly what the slot holds
+    /// ([`Written::Nothing`]), so a game can skip its "saved" toast without matching on
+    /// [`written`](Self::written).
+    pub wrote: bool,
     /// The ids whose mementos the delta holds (new or changed), in ascending order; every id,
     /// for a full save.
     pub changed: Vec<String>,
@@ -163,6 +174,7 @@ fn full_save(
         slot,
         snapshot.codec(),
         snapshot.len(),
+        snapshot.metadata(),
         &mut |generation, with, seeing| {
             snapshot.seal_file_seeing(slot, schema_version, generation, with, seeing)
         },
@@ -176,12 +188,13 @@ type SealSeeing<'f> =
 
 /// A full save of the file `seal(generation, how, seeing)` writes, and the fingerprints of its
 /// `count` mementos, taken from the file's buffer as `seal` shows them to `seeing` (so a
-/// memento is encoded once, into the file).
+/// memento is encoded once, into the file), with the `metadata` it is written with.
 fn fingerprinted_save(
     m: &SaveLoadManager,
     slot: SlotId,
     codec: Codec,
     count: usize,
+    metadata: &Metadata,
     seal: &mut SealSeeing<'_>,
 ) -> Result<(SaveReport, Baseline)> {
     m.worker.supersede(slot);
@@ -197,6 +210,7 @@ fn fingerprinted_save(
         generation: report.generation,
         deltas: 0,
         mementos: prints,
+        metadata: metadata.clone(),
     };
     Ok((report, baseline))
 }
@@ -236,6 +250,7 @@ pub(super) fn save_state(
             slot,
             codec,
             entries.len(),
+            &metadata,
             &mut |generation, with, seeing| {
                 let file = FileOf {
                     codec,
@@ -317,6 +332,7 @@ pub(super) fn save_state_incremental(
         Ok(ChangesReport {
             slot,
             written: Written::Full { report, reason },
+            wrote: true,
             changed: snapshot.ids().map(str::to_owned).collect(),
             deleted: Vec::new(),
             unchanged: 0,
@@ -362,6 +378,19 @@ pub(super) fn save_state_incremental(
             .collect()
     };
     deleted.sort();
+    if changed.is_empty() && deleted.is_empty() && snapshot.metadata().shows_as(&baseline.metadata)
+    {
+        // Nothing to write: an empty delta would only grow the journal.
+        m.baselines.put(slot, baseline);
+        return Ok(ChangesReport {
+            slot,
+            written: Written::Nothing,
+            wrote: false,
+            changed: Vec::new(),
+            deleted,
+            unchanged,
+        });
+    }
     for id in &deleted {
         delta.mark_deleted(id)?;
     }
@@ -383,6 +412,7 @@ pub(super) fn save_state_incremental(
     for id in &deleted {
         baseline.mementos.remove(id);
     }
+    baseline.metadata = snapshot.metadata().clone();
     let changed = changed
         .into_iter()
         .map(|(id, print)| {
@@ -394,6 +424,7 @@ pub(super) fn save_state_incremental(
     Ok(ChangesReport {
         slot,
         written: Written::Delta(report),
+        wrote: true,
         changed,
         deleted,
         unchanged,

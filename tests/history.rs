@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use proptest::prelude::*;
 use savegame::history::{
     Command, Event, HistoryMemento, Merged, MultiHistory, NoCommand, Observer, OnConflict,
-    Recorded, Status, TargetSet, Title, Verdict,
+    Recorded, Status, TargetSet, Targets, Title, Verdict,
 };
 use savegame::migrate::{Document, Value};
 use savegame::{Codec, Error, History, Originator, SaveLoadManager, SlotId, Snapshot};
@@ -2229,7 +2229,7 @@ fn the_hook_sees_each_modification_and_drops_or_rewrites_single_ones() {
     let mut history = History::<Cube>::builder()
         .hook(move |rec: &mut Recorded<'_, Cube, _>| {
             let diff = rec.is_diff();
-            let Ok(mods) = rec.modifications() else {
+            let Ok(mods) = rec.modifications_mut() else {
                 return Verdict::Keep;
             };
             for m in mods.iter() {
@@ -2237,8 +2237,8 @@ fn the_hook_sees_each_modification_and_drops_or_rewrites_single_ones() {
                     "{} {}: {} -> {}",
                     if diff { "diff" } else { "memento" },
                     m.path(),
-                    m.old().map_or("-".into(), Value::to_string),
-                    m.new_value().map_or("-".into(), Value::to_string)
+                    m.before().map_or("-".into(), Value::to_string),
+                    m.after().map_or("-".into(), Value::to_string)
                 ));
             }
             // Selecting is not an edit: never undone.
@@ -2246,9 +2246,9 @@ fn the_hook_sees_each_modification_and_drops_or_rewrites_single_ones() {
             // Positions snap to whole units in what is recorded.
             for m in mods.iter_mut() {
                 if m.path().starts_with("/position/")
-                    && let Some(x) = m.new_value().and_then(Value::as_f64)
+                    && let Some(x) = m.after().and_then(Value::as_f64)
                 {
-                    m.set_new(Some(Value::F32(x.round() as f32)));
+                    m.set_after(Some(Value::F32(x.round() as f32)));
                 }
             }
             Verdict::Keep
@@ -2788,35 +2788,60 @@ macro_rules! self_memento {
 }
 self_memento!(Transform, Light, Material);
 
+/// The editor's scene: the game's own container of targets, by id, so undo and redo take the
+/// scene as it is (no set of targets built for each call).
+struct Scene {
+    transform: Transform,
+    light: Light,
+    material: Material,
+}
+
+impl Targets for Scene {
+    fn target(&mut self, id: &str) -> Option<&mut dyn savegame::history::Target> {
+        match id {
+            "transform" => Some(&mut self.transform),
+            "light" => Some(&mut self.light),
+            "material" => Some(&mut self.material),
+            _ => None,
+        }
+    }
+}
+
 #[test]
 fn story_one_ctrl_z_undoes_a_transform_a_light_and_a_material() {
-    let mut transform = Transform {
-        scale: 1.0,
-        ..Transform::default()
+    let mut scene = Scene {
+        transform: Transform {
+            scale: 1.0,
+            ..Transform::default()
+        },
+        light: Light {
+            intensity: 100,
+            color: "white".into(),
+            enabled: true,
+        },
+        material: Material {
+            albedo: "grey".into(),
+            roughness: 0.5,
+        },
     };
-    let mut light = Light {
-        intensity: 100,
-        color: "white".into(),
-        enabled: true,
-    };
-    let mut material = Material {
-        albedo: "grey".into(),
-        roughness: 0.5,
-    };
-    let start = (transform.clone(), light.clone(), material.clone());
-    let mut history = MultiHistory::new();
+    let start = (
+        scene.transform.clone(),
+        scene.light.clone(),
+        scene.material.clone(),
+    );
+    let mut history = MultiHistory::builder().build().unwrap();
 
     // One input event: "make it a campfire".
     history
-        .group("Campfire", |h| {
-            h.edit("transform", &mut transform, "Move", |t| {
+        .group(&mut scene, "Campfire", |h, scene| {
+            h.edit(&mut scene.transform, "transform", "Move", |t| {
                 t.position = (3.0, 4.0)
             })?;
-            h.edit("light", &mut light, "Warm light", |l| {
+            h.edit(&mut scene.light, "light", "Warm light", |l| {
                 l.color = "orange".into();
                 l.intensity = 300;
             })?;
-            h.edit("material", &mut material, "Embers", |m| {
+            h.edit(&mut scene.material, "material", "Embers", |m| {
                 m.albedo = "red".into()
             })
         })
@@ -2827,53 +2852,50 @@ fn story_one_ctrl_z_undoes_a_transform_a_light_and_a_material() {
         history.targets_of(0).collect::<Vec<_>>(),
         ["transform", "light", "material"]
     );
-    let campfire = (transform.clone(), light.clone(), material.clone());
+    let campfire = (scene.transform.clone(), scene.material.clone());
     // Play switches the light off: not recorded.
-    light.enabled = false;
+    scene.light.enabled = false;
 
-    // One Ctrl+Z.
-    let mut scene = TargetSet::new()
-        .with("transform", &mut transform)
-        .with("light", &mut light)
-        .with("material", &mut material);
+    // One Ctrl+Z, on the scene as it is.
     assert!(history.undo(&mut scene).unwrap());
-    drop(scene);
-    assert_eq!(transform, start.0);
-    assert_eq!(material, start.2);
-    assert_eq!((light.color.as_str(), light.intensity), ("white", 100));
-    assert!(!light.enabled, "the unrecorded change stays");
+    assert_eq!(scene.transform, start.0);
+    assert_eq!(scene.material, start.2);
+    assert_eq!(
+        (scene.light.color.as_str(), scene.light.intensity),
+        ("white", 100)
+    );
+    assert!(!scene.light.enabled, "the unrecorded change stays");
 
-    let mut scene = TargetSet::new()
-        .with("transform", &mut transform)
-        .with("light", &mut light)
-        .with("material", &mut material);
     assert!(history.redo(&mut scene).unwrap());
-    drop(scene);
-    assert_eq!((&transform, &material), (&campfire.0, &campfire.2));
-    assert_eq!(light.color, "orange");
+    assert_eq!(
+        (&scene.transform, &scene.material),
+        (&campfire.0, &campfire.1)
+    );
+    assert_eq!(scene.light.color, "orange");
 
     // Without a group, each edit is an undo of its own (Unity's IncrementCurrentGroup).
     history
-        .edit("light", &mut light, "Dim", |l| l.intensity = 50)
+        .edit(&mut scene.light, "light", "Dim", |l| l.intensity = 50)
         .unwrap();
     history
-        .edit("material", &mut material, "Polish", |m| m.roughness = 0.1)
+        .edit(&mut scene.material, "material", "Polish", |m| {
+            m.roughness = 0.1
+        })
         .unwrap();
     assert_eq!(history.len(), 3);
     assert!(history.is_dirty());
 
     // A target the entry names is missing: refused, and nothing changes.
-    let before = (light.clone(), material.clone());
-    let mut partial = TargetSet::new().with("light", &mut light);
+    let before = (scene.light.clone(), scene.material.clone());
+    let mut partial = TargetSet::new().with("light", &mut scene.light);
     let err = history.undo(&mut partial).unwrap_err();
     assert!(matches!(err, Error::Rejected { .. }), "{err}");
     drop(partial);
-    assert_eq!((light.clone(), material.clone()), before);
+    assert_eq!((scene.light.clone(), scene.material.clone()), before);
     assert_eq!(history.cursor(), 3);
 
     // A conflict names the target.
-    material.roughness = 0.9; // a script
-    let mut scene = TargetSet::new().with("material", &mut material);
+    scene.material.roughness = 0.9; // a script
     let err = history.undo(&mut scene).unwrap_err();
     assert!(
         matches!(&err, Error::UndoConflict { target: Some(t), path, .. } if t == "material" && path == "/roughness"),
@@ -2881,14 +2903,13 @@ fn story_one_ctrl_z_undoes_a_transform_a_light_and_a_material() {
     );
     history.set_on_conflict(OnConflict::Overwrite);
     history.undo(&mut scene).unwrap();
-    drop(scene);
-    assert_eq!(material.roughness, 0.5);
+    assert_eq!(scene.material.roughness, 0.5);
 
     // Targets a game keeps boxed by id (a registry) serve as well.
     let mut registry: BTreeMap<String, Box<dyn savegame::history::Target>> = BTreeMap::new();
-    registry.insert("transform".into(), Box::new(transform.clone()));
-    registry.insert("light".into(), Box::new(light.clone()));
-    registry.insert("material".into(), Box::new(material.clone()));
+    registry.insert("transform".into(), Box::new(scene.transform.clone()));
+    registry.insert("light".into(), Box::new(scene.light.clone()));
+    registry.insert("material".into(), Box::new(scene.material.clone()));
     history.undo(&mut registry).unwrap(); // "Dim"
     history.undo(&mut registry).unwrap(); // "Campfire"
     assert!(!history.can_undo());
@@ -2909,23 +2930,23 @@ fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest(
             log.lock().unwrap().push(format!(
                 "{target} {} {} -> {}",
                 m.path(),
-                m.old().map_or("-".into(), Value::to_string),
-                m.new_value().map_or("-".into(), Value::to_string)
+                m.before().map_or("-".into(), Value::to_string),
+                m.after().map_or("-".into(), Value::to_string)
             ));
         }
         mods.retain(|m| m.path() != "/enabled");
         Verdict::Keep
     });
-    history.begin_group("Drag both");
-    history.begin_edit("transform", &transform, "Drag").unwrap();
-    history.begin_edit("light", &light, "Drag").unwrap();
+    history.begin_group("Drag both").unwrap();
+    history.begin_edit(&transform, "transform", "Drag").unwrap();
+    history.begin_edit(&light, "light", "Drag").unwrap();
     for frame in 1..=10 {
         transform.position = (frame as f32, 0.0);
         light.intensity = frame;
     }
     light.enabled = true;
-    assert!(history.commit_edit("transform", &transform).unwrap());
-    assert!(history.commit_edit("light", &light).unwrap());
+    assert!(history.commit_edit(&transform, "transform").unwrap());
+    assert!(history.commit_edit(&light, "light").unwrap());
     assert!(history.end_group().unwrap());
     assert_eq!(
         *seen.lock().unwrap(),
@@ -2937,7 +2958,7 @@ fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest(
     );
     for i in 0..3 {
         history
-            .edit("light", &mut light, "Dim", |l| l.intensity = i)
+            .edit(&mut light, "light", "Dim", |l| l.intensity = i)
             .unwrap();
     }
     assert_eq!(history.len(), 2, "the limit dropped the oldest");
@@ -2955,7 +2976,7 @@ fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest(
     assert!(light.enabled, "the hook kept the switch out of the record");
 
     // An open edit blocks moving; a cancelled one puts its target back.
-    history.begin_edit("light", &light, "Drag").unwrap();
+    history.begin_edit(&light, "light", "Drag").unwrap();
     light.intensity = 99;
     let mut scene = TargetSet::new().with("light", &mut light);
     assert!(matches!(
@@ -2963,6 +2984,116 @@ fn a_multi_history_hook_sees_target_paths_and_values_and_limits_drop_the_oldest(
         Err(Error::Rejected { .. })
     ));
     drop(scene);
-    assert!(history.cancel_edit("light", &mut light).unwrap());
+    assert!(history.cancel_edit(&mut light, "light").unwrap());
     assert_eq!(light.intensity, 0);
+}
+
+#[test]
+fn a_multi_history_has_the_shape_of_a_history_builder_observers_budget_memento_merges() {
+    // The builder checks its limits as History's does.
+    assert!(matches!(
+        MultiHistory::builder().limit(0).build(),
+        Err(Error::Config { .. })
+    ));
+    let events = Arc::new(Mutex::new(Vec::<Status>::new()));
+    let heard = Arc::clone(&events);
+    let mut history = MultiHistory::builder()
+        .unlimited()
+        .byte_budget(1 << 20)
+        .codec(savegame::Codec::Json)
+        .observer(move |e: Event| heard.lock().unwrap().push(e.status()))
+        .build()
+        .unwrap();
+    let mut scene = Scene {
+        transform: Transform::default(),
+        light: Light::default(),
+        material: Material::default(),
+    };
+
+    // Results where History has them: no group while an edit is open.
+    history.begin_edit(&scene.light, "light", "Drag").unwrap();
+    assert!(matches!(
+        history.begin_group("Both"),
+        Err(Error::Rejected { .. })
+    ));
+    assert!(history.is_editing());
+    history.cancel_edit(&mut scene.light, "light").unwrap();
+
+    // A drag recorded frame by frame with a merge key is one entry.
+    for x in 1..=5 {
+        history
+            .edit(
+                &mut scene.transform,
+                "transform",
+                Title::new("Drag").merging(7),
+                |t| t.position = (x as f32, 0.0),
+            )
+            .unwrap();
+    }
+    assert_eq!(history.len(), 1);
+    history
+        .edit(&mut scene.light, "light", "Switch on", |l| l.enabled = true)
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    // Observers hear only when a flag flips: can-undo and dirty at the first edit.
+    let heard: Vec<(bool, bool, bool)> = events
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| (s.can_undo, s.can_redo, s.dirty))
+        .collect();
+    assert_eq!(heard, [(true, false, true)]);
+
+    // Into a save and out of it, in another session: the history still undoes.
+    let mut snapshot = savegame::Snapshot::new(savegame::Codec::MessagePack);
+    snapshot.capture("transform", &scene.transform).unwrap();
+    snapshot.capture("light", &scene.light).unwrap();
+    snapshot
+        .capture_memento("history", &history.create_memento().marked_saved())
+        .unwrap();
+    let mut restored = MultiHistory::new();
+    snapshot.restore("history", &mut restored).unwrap();
+    assert_eq!(restored.len(), 2);
+    assert!(!restored.is_dirty());
+    assert_eq!(
+        restored.codec(),
+        savegame::Codec::Json,
+        "the memento's codec"
+    );
+    assert!(restored.go_to(&mut scene, 0).unwrap());
+    assert_eq!(
+        scene.transform.position,
+        (0.0, 0.0),
+        "the merged drag is one"
+    );
+    assert!(!scene.light.enabled);
+    assert!(restored.is_dirty());
+    restored.redo(&mut scene).unwrap();
+    assert_eq!(scene.transform.position, (5.0, 0.0));
+
+    // A byte budget bounds it: the oldest entries go.
+    let mut small = MultiHistory::builder().byte_budget(600).build().unwrap();
+    for i in 0..50u32 {
+        small
+            .edit(&mut scene.light, "light", "Dim", |l| l.intensity = i + 1)
+            .unwrap();
+    }
+    assert!(small.len() < 50 && !small.is_empty(), "{}", small.len());
+    assert!(
+        small.bytes() <= 600 || small.len() == 1,
+        "{}",
+        small.bytes()
+    );
+
+    // A damaged memento is refused and changes nothing.
+    let mut memento = history.create_memento();
+    let json = serde_json::to_value(&memento).unwrap();
+    let mut bad = json.clone();
+    bad["cursor"] = serde_json::json!(99);
+    let bad: savegame::history::MultiHistoryMemento = serde_json::from_value(bad).unwrap();
+    let mut untouched = MultiHistory::new();
+    assert!(untouched.restore_memento(bad).is_err());
+    assert!(untouched.is_empty());
+    memento = serde_json::from_value(json).unwrap();
+    assert_eq!(memento.len(), 2);
 }

@@ -36,7 +36,7 @@ use crate::migrate::Value;
 /// (Unity's `UndoPropertyModification`). `None` means the path did not exist on that side (a
 /// map key added or removed).
 ///
-/// A [hook](super::Recorded::modifications) sees the list of an edit's modifications and may
+/// A [hook](super::Recorded::modifications_mut) sees the list of an edit's modifications and may
 /// drop some ([`Vec::retain`]) or change their values.
 #[derive(Clone, PartialEq)]
 pub struct Modification {
@@ -73,25 +73,41 @@ impl Modification {
         &self.path
     }
 
-    /// The value before the edit (`None`: the path did not exist).
+    /// The value before the edit (`None`: the path did not exist): what an undo writes back.
     #[must_use]
-    pub fn old(&self) -> Option<&Value> {
+    pub fn before(&self) -> Option<&Value> {
         self.old.as_ref()
     }
 
-    /// The value after the edit (`None`: the path was removed).
+    /// The value after the edit (`None`: the path was removed): what a redo writes.
     #[must_use]
-    pub fn new_value(&self) -> Option<&Value> {
+    pub fn after(&self) -> Option<&Value> {
         self.new.as_ref()
     }
 
+    /// [`before`](Self::before), decoded as a `V` (`Ok(None)`: the path did not exist).
+    ///
+    /// # Errors
+    /// [`Error::Decode`] when the value is not a `V`.
+    pub fn before_as<V: serde::de::DeserializeOwned>(&self) -> Result<Option<V>> {
+        self.old.as_ref().map(decode_value).transpose()
+    }
+
+    /// [`after`](Self::after), decoded as a `V` (`Ok(None)`: the path was removed).
+    ///
+    /// # Errors
+    /// [`Error::Decode`] when the value is not a `V`.
+    pub fn after_as<V: serde::de::DeserializeOwned>(&self) -> Result<Option<V>> {
+        self.new.as_ref().map(decode_value).transpose()
+    }
+
     /// Changes the value an undo writes back (`None`: an undo removes the path).
-    pub fn set_old(&mut self, value: Option<Value>) {
+    pub fn set_before(&mut self, value: Option<Value>) {
         self.old = value;
     }
 
     /// Changes the value a redo writes (`None`: a redo removes the path).
-    pub fn set_new(&mut self, value: Option<Value>) {
+    pub fn set_after(&mut self, value: Option<Value>) {
         self.new = value;
     }
 
@@ -120,6 +136,14 @@ impl fmt::Debug for Modification {
             side(&self.new)
         )
     }
+}
+
+/// A modification's value as a `V`, through the value tree's serde form in the built-in codec
+/// (MessagePack, or JSON without it).
+fn decode_value<V: serde::de::DeserializeOwned>(value: &Value) -> Result<V> {
+    let codec = super::line::default_codec();
+    let bytes = codec.encode(value).map_err(|e| e.encoding(ID))?;
+    codec.decode(&bytes).map_err(|e| e.decoding(ID))
 }
 
 /// A value's text for messages, cut at 60 characters.
@@ -526,6 +550,24 @@ pub(crate) fn pointer(path: &[Value]) -> String {
         }
     }
     out
+}
+
+/// One list of modifications for `first` followed by `next` (an edit from `before` to
+/// `after`): what leads from the state before `first` to the state after `next`. `None` when
+/// `first` cannot be taken back from `before` (a path it wrote is gone): the two stay apart.
+pub(crate) fn compose(
+    first: &[Modification],
+    next: &[Modification],
+    before: Value,
+    after: &Value,
+) -> Option<Vec<Modification>> {
+    let mut start = before.clone();
+    apply(&mut start, first, true, OnConflict::Overwrite).ok()?;
+    let mut end = before;
+    apply(&mut end, next, false, OnConflict::Overwrite).ok()?;
+    let mut both = diff(&start, &end);
+    note_seen(&mut both, after);
+    Some(both)
 }
 
 #[cfg(test)]

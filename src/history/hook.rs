@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use super::ID;
 use super::diff::{self, Modification};
@@ -51,7 +51,7 @@ pub enum Verdict {
 /// let mut history = History::<Cube>::builder()
 ///     .hook(|rec: &mut Recorded<'_, Cube, _>| {
 ///         // Selecting is never undone: drop that modification, keep the others.
-///         if let Ok(mods) = rec.modifications() {
+///         if let Ok(mods) = rec.modifications_mut() {
 ///             mods.retain(|m| m.path() != "/selected");
 ///         }
 ///         Verdict::Keep
@@ -81,6 +81,9 @@ pub struct Recorded<'a, T, C> {
     name: &'a mut String,
     kind: Kind<'a, C>,
     codec: Codec,
+    /// The list of a memento edit read (not changed) by the hook: computed once, and left out
+    /// of the edit's states, which stay as they are.
+    read: OnceLock<Vec<Modification>>,
     target: PhantomData<fn(&T)>,
 }
 
@@ -117,6 +120,7 @@ impl<'a, T: Originator, C> Recorded<'a, T, C> {
                 touched: false,
             },
             codec,
+            read: OnceLock::new(),
             target: PhantomData,
         }
     }
@@ -126,6 +130,7 @@ impl<'a, T: Originator, C> Recorded<'a, T, C> {
             name,
             kind: Kind::Command(command, Vec::new()),
             codec,
+            read: OnceLock::new(),
             target: PhantomData,
         }
     }
@@ -136,15 +141,41 @@ impl<'a, T: Originator, C> Recorded<'a, T, C> {
         matches!(self.kind, Kind::Edit { diff: true, .. })
     }
 
-    /// The edit's modifications: every path of the memento's value tree it changed, with the
-    /// old and the new value, to read, drop ([`Vec::retain`]) or rewrite
-    /// ([`Modification::set_new`], [`Modification::set_old`]); see the type's docs for what a
-    /// change means. Empty for a command (changes to it are ignored).
+    /// The edit's modifications, to read: every path of the memento's value tree it changed,
+    /// with the value before and after. Empty for a command. Computed at the first call (a
+    /// memento edit's states are decoded then), and only read: the edit records its states as
+    /// they are. To drop or rewrite some, use [`modifications_mut`](Self::modifications_mut).
     ///
     /// # Errors
     /// [`Error::Decode`](crate::Error::Decode) if a state does not decode as a value tree.
-    pub fn modifications(&mut self) -> Result<&mut Vec<Modification>> {
+    pub fn modifications(&self) -> Result<&[Modification]> {
+        match &self.kind {
+            Kind::Edit {
+                mods: Some(list), ..
+            } => Ok(list),
+            Kind::Edit { before, after, .. } => {
+                if let Some(list) = self.read.get() {
+                    return Ok(list);
+                }
+                let list = diff::diff(
+                    &decode_tree(self.codec, before)?,
+                    &decode_tree(self.codec, after)?,
+                );
+                Ok(self.read.get_or_init(|| list))
+            }
+            Kind::Command(..) => Ok(&[]),
+        }
+    }
+
+    /// The edit's modifications, to drop ([`Vec::retain`]) or rewrite
+    /// ([`Modification::set_after`], [`Modification::set_before`]); see the type's docs for
+    /// what a change means. Empty for a command (changes to it are ignored).
+    ///
+    /// # Errors
+    /// [`Error::Decode`](crate::Error::Decode) if a state does not decode as a value tree.
+    pub fn modifications_mut(&mut self) -> Result<&mut Vec<Modification>> {
         let codec = self.codec;
+        let read = self.read.take();
         match &mut self.kind {
             Kind::Edit {
                 before,
@@ -154,9 +185,12 @@ impl<'a, T: Originator, C> Recorded<'a, T, C> {
                 ..
             } => {
                 if mods.is_none() {
-                    let b = decode_tree(codec, before)?;
-                    let a = decode_tree(codec, after)?;
-                    **mods = Some(diff::diff(&b, &a));
+                    **mods = Some(match read {
+                        Some(list) => list,
+                        None => {
+                            diff::diff(&decode_tree(codec, before)?, &decode_tree(codec, after)?)
+                        }
+                    });
                 }
                 *touched = true;
                 Ok(mods.get_or_insert_with(Vec::new))

@@ -286,7 +286,7 @@ impl<'de, C: Deserialize<'de>> Visitor<'de> for MementoVisitor<C> {
 
 /// Bytes as a MessagePack `bin` (a JSON array of numbers).
 #[derive(Clone, Default, PartialEq, Eq)]
-struct Bytes(Vec<u8>);
+pub(crate) struct Bytes(pub(crate) Vec<u8>);
 
 impl fmt::Debug for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

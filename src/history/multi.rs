@@ -2,152 +2,43 @@
 //! (Unity's `Undo.RecordObject` on any object: one Ctrl+Z undoes a transform, a light and a
 //! material changed by one input event).
 //!
-//! The history owns none of them. Recording takes the one target it records; undo and redo take
-//! every target by id through [`Targets`]: a [`TargetSet`] of borrowed originators built for the
-//! call, a map of boxed ones, or any registry of the game's that implements the trait.
+//! It has the shape of a [`History`](super::History): a builder, `Result`s, groups, limits and
+//! a byte budget, a saved marker, observers, a hook, and a memento
+//! ([`MultiHistoryMemento`](super::MultiHistoryMemento)) so that it goes into a save. Its
+//! edits are property-diff edits of one target each; the history owns none of them. Recording
+//! takes the target it records, as `History` does, and its id; undo and redo take every
+//! target by id through [`Targets`]: the game's scene, a map, or a [`TargetSet`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::mem::size_of;
 use std::sync::{Mutex, PoisonError};
 
-use super::builder::{check_limits, default_codec};
+use super::builder::{MultiHistoryBuilder, MultiHookFn, check_limits};
 use super::diff::{self, Modification, OnConflict};
+use super::entry::Title;
 use super::hook::decode_tree;
-use super::{DEFAULT_LIMIT, ID, Verdict};
+use super::line;
+use super::observer::{Event, Observers};
+use super::targets::{Target, Targets};
+use super::{ID, Verdict};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
-use crate::originator::Originator;
-
-/// Something a [`MultiHistory`] records: every [`Originator`] is one. The trait is
-/// dyn-compatible, so that targets of different types sit side by side as `&mut dyn Target`.
-pub trait Target {
-    /// The target's memento, encoded with `codec`.
-    ///
-    /// # Errors
-    /// [`Error::Encode`] if the codec cannot encode it.
-    fn encode_memento(&self, codec: Codec) -> Result<Vec<u8>>;
-
-    /// Restores the target from a memento encoded with `codec`.
-    ///
-    /// # Errors
-    /// [`Error::Decode`] if the bytes are not a memento of the target; the originator's own
-    /// error from `restore_memento`.
-    fn restore_encoded(&mut self, codec: Codec, bytes: &[u8]) -> Result<()>;
-}
-
-impl<T: Originator> Target for T {
-    fn encode_memento(&self, codec: Codec) -> Result<Vec<u8>> {
-        codec
-            .encode(&crate::originator::MementoOf(self))
-            .map_err(|e| e.encoding(ID))
-    }
-
-    fn restore_encoded(&mut self, codec: Codec, bytes: &[u8]) -> Result<()> {
-        let memento = codec.decode(bytes).map_err(|e| e.decoding(ID))?;
-        self.restore_memento(memento)
-    }
-}
-
-/// The targets of a [`MultiHistory`], by id: what undo and redo write to.
-///
-/// [`TargetSet`] borrows plain originators for one call; a `BTreeMap<String, Box<dyn Target>>`
-/// is one; a game's own registry of originators implements this one method.
-pub trait Targets {
-    /// The target named `id`, if there is one.
-    fn target(&mut self, id: &str) -> Option<&mut dyn Target>;
-}
-
-/// Originators of any types, borrowed by id for one undo or redo.
-///
-/// ```
-/// # use savegame::history::{MultiHistory, TargetSet};
-/// # use savegame::Originator;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Default)] struct Light { on: bool }
-/// # #[derive(Serialize, Deserialize)] struct M { on: bool }
-/// # impl Originator for Light {
-/// #     type Memento = M;
-/// #     fn create_memento(&self) -> M { M { on: self.on } }
-/// #     fn restore_memento(&mut self, m: M) -> savegame::Result<()> { self.on = m.on; Ok(()) }
-/// # }
-/// let (mut lamp, mut torch) = (Light::default(), Light::default());
-/// let mut history = MultiHistory::new();
-/// history.edit("lamp", &mut lamp, "Switch on", |l| l.on = true)?;
-/// history.undo(&mut TargetSet::new().with("lamp", &mut lamp).with("torch", &mut torch))?;
-/// assert!(!lamp.on);
-/// # Ok::<(), savegame::Error>(())
-/// ```
-#[derive(Default)]
-pub struct TargetSet<'a> {
-    targets: Vec<(&'a str, &'a mut dyn Target)>,
-}
-
-impl<'a> TargetSet<'a> {
-    /// An empty set.
-    #[must_use]
-    pub fn new() -> Self {
-        TargetSet {
-            targets: Vec::new(),
-        }
-    }
-
-    /// The set with `target` added as `id` (replacing another of that id).
-    #[must_use]
-    pub fn with(mut self, id: &'a str, target: &'a mut dyn Target) -> Self {
-        self.insert(id, target);
-        self
-    }
-
-    /// Adds `target` as `id`, replacing another of that id.
-    pub fn insert(&mut self, id: &'a str, target: &'a mut dyn Target) {
-        self.targets.retain(|(i, _)| *i != id);
-        self.targets.push((id, target));
-    }
-}
-
-impl Targets for TargetSet<'_> {
-    fn target(&mut self, id: &str) -> Option<&mut dyn Target> {
-        self.targets
-            .iter_mut()
-            .find(|(i, _)| *i == id)
-            .map(|(_, t)| &mut **t as &mut dyn Target)
-    }
-}
-
-impl fmt::Debug for TargetSet<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.targets.iter().map(|(id, _)| id))
-            .finish()
-    }
-}
-
-impl Targets for BTreeMap<String, Box<dyn Target>> {
-    fn target(&mut self, id: &str) -> Option<&mut dyn Target> {
-        self.get_mut(id).map(|t| &mut **t as &mut dyn Target)
-    }
-}
-
-impl Targets for BTreeMap<String, Box<dyn Target + Send>> {
-    fn target(&mut self, id: &str) -> Option<&mut dyn Target> {
-        self.get_mut(id).map(|t| &mut **t as &mut dyn Target)
-    }
-}
-
-/// The hook of a [`MultiHistory`]: sees the target id and the modifications of each recorded
-/// edit, may drop or rewrite single ones, and keeps or drops the edit.
-type MultiHook = Box<dyn FnMut(&str, &mut Vec<Modification>) -> Verdict + Send>;
 
 /// One target's part of an entry: its modifications, encoded in the history's codec.
-struct Part {
-    target: Box<str>,
-    mods: Box<[u8]>,
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
+    pub(crate) target: Box<str>,
+    pub(crate) mods: Box<[u8]>,
 }
 
-struct MultiEntry {
-    name: Box<str>,
-    parts: Box<[Part]>,
+/// What one undo of a [`MultiHistory`] takes back: one edit, or a group of them.
+#[derive(Debug, Clone)]
+pub(crate) struct MultiEntry {
+    pub(crate) name: Box<str>,
+    /// The merge key of an entry made of one edit that may absorb the next edit of its target.
+    pub(crate) merge: Option<u64>,
+    pub(crate) parts: Box<[Part]>,
 }
 
 impl MultiEntry {
@@ -165,7 +56,7 @@ impl MultiEntry {
 /// An edit between `begin_edit` and `commit_edit`.
 struct Open {
     target: String,
-    name: String,
+    title: Title,
     before: Vec<u8>,
 }
 
@@ -181,68 +72,82 @@ struct MultiGroup {
 /// target, and one undo takes the whole entry back.
 ///
 /// ```
-/// use savegame::history::{MultiHistory, TargetSet};
+/// use savegame::history::{MultiHistory, Target, Targets};
 /// use savegame::Originator;
 /// use serde::{Deserialize, Serialize};
 ///
-/// #[derive(Default)]
+/// #[derive(Clone, Default, Serialize, Deserialize)]
 /// struct Transform { x: f32 }
-/// #[derive(Serialize, Deserialize)]
-/// struct TransformMemento { x: f32 }
 /// impl Originator for Transform {
-///     type Memento = TransformMemento;
-///     fn create_memento(&self) -> TransformMemento { TransformMemento { x: self.x } }
-///     fn restore_memento(&mut self, m: TransformMemento) -> savegame::Result<()> {
-///         self.x = m.x;
-///         Ok(())
-///     }
+///     type Memento = Transform;
+///     fn create_memento(&self) -> Transform { self.clone() }
+///     fn restore_memento(&mut self, m: Transform) -> savegame::Result<()> { *self = m; Ok(()) }
 /// }
 ///
-/// #[derive(Default)]
+/// #[derive(Clone, Default, Serialize, Deserialize)]
 /// struct Light { intensity: u8 }
-/// #[derive(Serialize, Deserialize)]
-/// struct LightMemento { intensity: u8 }
 /// impl Originator for Light {
-///     type Memento = LightMemento;
-///     fn create_memento(&self) -> LightMemento { LightMemento { intensity: self.intensity } }
-///     fn restore_memento(&mut self, m: LightMemento) -> savegame::Result<()> {
-///         self.intensity = m.intensity;
-///         Ok(())
+///     type Memento = Light;
+///     fn create_memento(&self) -> Light { self.clone() }
+///     fn restore_memento(&mut self, m: Light) -> savegame::Result<()> { *self = m; Ok(()) }
+/// }
+///
+/// /// The editor's scene: its parts by id, for undo and redo.
+/// #[derive(Default)]
+/// struct Scene { transform: Transform, light: Light }
+/// impl Targets for Scene {
+///     fn target(&mut self, id: &str) -> Option<&mut dyn Target> {
+///         match id {
+///             "transform" => Some(&mut self.transform),
+///             "light" => Some(&mut self.light),
+///             _ => None,
+///         }
 ///     }
 /// }
 ///
-/// let (mut transform, mut light) = (Transform::default(), Light::default());
-/// let mut history = MultiHistory::new();
-/// history.group("Place lamp", |h| {
-///     h.edit("transform", &mut transform, "Move", |t| t.x = 4.0)?;
-///     h.edit("light", &mut light, "Brighten", |l| l.intensity = 200)
+/// let mut scene = Scene::default();
+/// let mut history = MultiHistory::builder().limit(100).build()?;
+/// history.group(&mut scene, "Place lamp", |h, scene| {
+///     h.edit(&mut scene.transform, "transform", "Move", |t| t.x = 4.0)?;
+///     h.edit(&mut scene.light, "light", "Brighten", |l| l.intensity = 200)
 /// })?;
 /// assert_eq!(history.len(), 1);
 ///
 /// // One Ctrl+Z: every target of the group, by id.
-/// history.undo(&mut TargetSet::new().with("transform", &mut transform).with("light", &mut light))?;
-/// assert_eq!((transform.x, light.intensity), (0.0, 0));
+/// history.undo(&mut scene)?;
+/// assert_eq!((scene.transform.x, scene.light.intensity), (0.0, 0));
 /// # Ok::<(), savegame::Error>(())
 /// ```
 ///
-/// It keeps what [`History`](super::History) does for property-diff edits: undo and redo write
+/// What [`History`](super::History) does for property-diff edits, it does: undo and redo write
 /// only the recorded paths, and a path changed since is settled by the [`OnConflict`] rule
 /// ([`Error::UndoConflict`] names the target). Recording drops the redo entries; the entry
-/// limit drops the oldest; groups nest; an edit or group that changes nothing records nothing;
-/// a failed undo or redo takes back what it had done and leaves the history where it was.
-/// Unlike [`History`](super::History), it has no memento edits, commands, observers, byte
-/// budget or memento of its own (it cannot yet go into a save).
+/// limit and the byte budget drop the oldest; groups nest; an edit or group that changes
+/// nothing records nothing; edits of one target with a [`Title`] merge key merge as
+/// `History`'s do; a failed undo or redo takes back what it had done and leaves the history
+/// where it was, and one that names a target `targets` lacks is refused before it changes
+/// anything. It is an [`Originator`](crate::Originator), so it goes into a save (see
+/// [`MultiHistoryMemento`](super::MultiHistoryMemento)).
 pub struct MultiHistory {
-    entries: VecDeque<MultiEntry>,
-    cursor: usize,
-    saved: Option<usize>,
+    pub(crate) entries: VecDeque<MultiEntry>,
+    pub(crate) cursor: usize,
+    pub(crate) saved: Option<usize>,
+    /// The saved point comes from a save (`mark_saved`, a restored memento), not from the
+    /// start of the history: the byte budget keeps the entries next to it.
+    pub(crate) saved_by_save: bool,
+    /// Sum of the entries' heap bytes.
+    pub(crate) entry_bytes: usize,
     limit: Option<usize>,
-    codec: Codec,
+    budget: Option<usize>,
+    pub(crate) codec: Codec,
     on_conflict: OnConflict,
+    /// No edit may merge into the newest entry (an undo, a redo or a seal came after it).
+    pub(crate) sealed: bool,
     open: Vec<Open>,
     group: Option<MultiGroup>,
+    observers: Observers,
     /// In a `Mutex` only so that the history is `Sync` (reached with `get_mut`).
-    hook: Mutex<Option<MultiHook>>,
+    hook: Mutex<Option<MultiHookFn>>,
 }
 
 impl Default for MultiHistory {
@@ -252,102 +157,82 @@ impl Default for MultiHistory {
 }
 
 impl MultiHistory {
-    /// An empty history: at most [`DEFAULT_LIMIT`] entries, MessagePack (JSON without the
-    /// `msgpack` feature), [`OnConflict::Refuse`], no hook.
+    /// An empty history with the defaults of [`MultiHistoryBuilder`]: at most
+    /// [`DEFAULT_LIMIT`](super::DEFAULT_LIMIT) entries, no byte budget, MessagePack (JSON
+    /// without the `msgpack` feature), [`OnConflict::Refuse`], no observer, no hook.
     #[must_use]
     pub fn new() -> Self {
+        Self::from_builder(MultiHistoryBuilder::new())
+    }
+
+    /// A builder, to set limits, the codec, the conflict rule, observers and a hook.
+    pub fn builder() -> MultiHistoryBuilder {
+        MultiHistoryBuilder::new()
+    }
+
+    pub(crate) fn from_builder(builder: MultiHistoryBuilder) -> Self {
+        let settings = builder.settings;
+        let mut observers = Observers::new();
+        for observer in settings.observers {
+            observers.add(observer);
+        }
         MultiHistory {
             entries: VecDeque::new(),
             cursor: 0,
             saved: Some(0),
-            limit: Some(DEFAULT_LIMIT),
-            codec: default_codec(),
-            on_conflict: OnConflict::Refuse,
+            saved_by_save: false,
+            entry_bytes: 0,
+            limit: settings.limit,
+            budget: settings.budget,
+            codec: settings.codec,
+            on_conflict: settings.on_conflict,
+            sealed: true,
             open: Vec::new(),
             group: None,
-            hook: Mutex::new(None),
+            observers,
+            hook: Mutex::new(builder.hook),
         }
-    }
-
-    /// Sets the entry limit (`None`: no limit), dropping the oldest entries at once if needed.
-    ///
-    /// # Errors
-    /// [`Error::Config`] for `Some(0)`.
-    pub fn set_limit(&mut self, entries: Option<usize>) -> Result<()> {
-        check_limits(entries, None)?;
-        self.limit = entries;
-        self.trim();
-        Ok(())
-    }
-
-    /// The history with `codec` for the states it encodes; only before anything is recorded.
-    ///
-    /// # Errors
-    /// [`Error::Rejected`] once the history holds an entry or an open edit.
-    pub fn set_codec(&mut self, codec: Codec) -> Result<()> {
-        if !self.entries.is_empty() || !self.open.is_empty() || self.group.is_some() {
-            return Err(Error::rejected(
-                "undo history: the codec can only change while the history is empty",
-            ));
-        }
-        self.codec = codec;
-        Ok(())
-    }
-
-    /// Sets what an undo or redo does with a recorded path changed since (see [`OnConflict`]).
-    pub fn set_on_conflict(&mut self, rule: OnConflict) {
-        self.on_conflict = rule;
-    }
-
-    /// The conflict rule.
-    #[must_use]
-    pub fn on_conflict(&self) -> OnConflict {
-        self.on_conflict
-    }
-
-    /// Sets the hook every edit passes through before it is recorded: it sees the target's id
-    /// and the edit's modifications, may drop or rewrite single ones (as
-    /// [`Recorded::modifications`](super::Recorded::modifications) says for property-diff
-    /// edits), and returns [`Verdict::Drop`] to record nothing.
-    pub fn set_hook(
-        &mut self,
-        hook: impl FnMut(&str, &mut Vec<Modification>) -> Verdict + Send + 'static,
-    ) {
-        *self.hook.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(hook));
     }
 
     // ---------------------------------------------------------------------------------------
     // Recording
 
-    /// Records `change` of the target `id` as one property-diff edit named `name` (inside a
-    /// group, a part of the group's entry). Returns whether anything was recorded.
+    /// Records `change` of `target`, the target named `id`, as one property-diff edit named by
+    /// `title` (inside a group, a part of the group's entry). Returns whether anything was
+    /// recorded (`false`: nothing changed, or the hook dropped it).
     ///
     /// # Errors
     /// As for [`begin_edit`](Self::begin_edit) and [`commit_edit`](Self::commit_edit).
     pub fn edit<T: Target>(
         &mut self,
-        id: &str,
         target: &mut T,
-        name: impl Into<String>,
+        id: &str,
+        title: impl Into<Title>,
         change: impl FnOnce(&mut T),
     ) -> Result<bool> {
-        self.begin_edit(id, &*target, name)?;
+        self.begin_edit(&*target, id, title)?;
         change(target);
-        self.commit_edit(id, &*target)
+        self.commit_edit(&*target, id)
     }
 
-    /// Starts an edit of the target `id`: captures it as it is now (a drag's press). Edits of
-    /// several targets may be open at once.
+    /// Starts an edit of `target`, the target named `id`: captures it as it is now (a drag's
+    /// press). Edits of several targets may be open at once.
     ///
     /// # Errors
-    /// [`Error::Rejected`] if an edit of `id` is already open; [`Error::Encode`] if its memento
-    /// does not encode.
+    /// [`Error::Rejected`] if an edit of `id` is already open; [`Error::InvalidId`] for an
+    /// empty id; [`Error::Encode`] if its memento does not encode.
     pub fn begin_edit(
         &mut self,
-        id: &str,
         target: &dyn Target,
-        name: impl Into<String>,
+        id: &str,
+        title: impl Into<Title>,
     ) -> Result<()> {
+        if id.is_empty() {
+            return Err(Error::InvalidId {
+                id: String::new(),
+                reason: "a target's id must not be empty",
+            });
+        }
         if self.open.iter().any(|o| o.target == id) {
             return Err(Error::rejected(format!(
                 "undo history: an edit of {id:?} is already open"
@@ -356,19 +241,20 @@ impl MultiHistory {
         let before = target.encode_memento(self.codec)?;
         self.open.push(Open {
             target: id.to_owned(),
-            name: name.into(),
+            title: title.into(),
             before,
         });
         Ok(())
     }
 
-    /// Ends the open edit of the target `id` and records what changed in it. Returns whether
-    /// anything was recorded (`false`: nothing changed, or the hook dropped it).
+    /// Ends the open edit of `target`, the target named `id`, and records what changed in it.
+    /// Returns whether anything was recorded (`false`: nothing changed, or the hook dropped
+    /// it).
     ///
     /// # Errors
     /// [`Error::Rejected`] if no edit of `id` is open; [`Error::Encode`] or [`Error::Decode`]
     /// if a state does not encode or decode (the edit stays open).
-    pub fn commit_edit(&mut self, id: &str, target: &dyn Target) -> Result<bool> {
+    pub fn commit_edit(&mut self, target: &dyn Target, id: &str) -> Result<bool> {
         let Some(at) = self.open.iter().position(|o| o.target == id) else {
             return Err(Error::rejected(format!(
                 "undo history: commit_edit of {id:?} without begin_edit"
@@ -389,24 +275,48 @@ impl MultiHistory {
         if mods.is_empty() {
             return Ok(false);
         }
+        let (name, merge) = open.title.into_parts();
+        if let Some(group) = &mut self.group {
+            group.parts.push(Part {
+                target: id.into(),
+                mods: diff::encode_list(codec, &mods)?.into_boxed_slice(),
+            });
+            return Ok(true);
+        }
+        let was = self.status();
+        if let Some(top) = self.mergeable_top(id, merge) {
+            let last = diff::decode_list(codec, &top.parts[0].mods)?;
+            if let Some(both) = diff::compose(&last, &mods, before_tree, &after_tree) {
+                if both.is_empty() {
+                    // The merged edit changes nothing at all: the entry goes.
+                    self.pop_back();
+                    self.sealed = true;
+                } else {
+                    let encoded = diff::encode_list(codec, &both)?.into_boxed_slice();
+                    if let Some(top) = self.entries.back_mut() {
+                        self.entry_bytes =
+                            self.entry_bytes - top.parts[0].mods.len() + encoded.len();
+                        top.parts[0].mods = encoded;
+                    }
+                }
+                self.finish_push(was);
+                return Ok(true);
+            }
+        }
         let part = Part {
             target: id.into(),
             mods: diff::encode_list(codec, &mods)?.into_boxed_slice(),
         };
-        if let Some(group) = &mut self.group {
-            group.parts.push(part);
-            return Ok(true);
-        }
-        self.push(open.name, vec![part]);
+        self.push(name, merge, vec![part], was);
         Ok(true)
     }
 
-    /// Abandons the open edit of `id` and restores `target` as it was at
+    /// Abandons the open edit of the target named `id` and restores `target` as it was at
     /// [`begin_edit`](Self::begin_edit). Returns `false` when no such edit was open.
     ///
     /// # Errors
     /// The target's error from restoring; the edit then stays open.
-    pub fn cancel_edit(&mut self, id: &str, target: &mut dyn Target) -> Result<bool> {
+    pub fn cancel_edit(&mut self, target: &mut dyn Target, id: &str) -> Result<bool> {
         let Some(at) = self.open.iter().position(|o| o.target == id) else {
             return Ok(false);
         };
@@ -415,9 +325,24 @@ impl MultiHistory {
         Ok(true)
     }
 
+    /// Is an edit of some target open (between `begin_edit` and `commit_edit`)?
+    #[must_use]
+    pub fn is_editing(&self) -> bool {
+        !self.open.is_empty()
+    }
+
     /// Opens a group: every edit until the matching [`end_group`](Self::end_group), of any
-    /// target, is one entry named `name`. Groups nest; the outermost names the entry.
-    pub fn begin_group(&mut self, name: impl Into<String>) {
+    /// target, is one entry named `name`, undone by one undo. Groups nest; the outermost
+    /// names the entry.
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] while an edit is open.
+    pub fn begin_group(&mut self, name: impl Into<String>) -> Result<()> {
+        if !self.open.is_empty() {
+            return Err(Error::rejected(
+                "undo history: cannot open a group while an edit is open",
+            ));
+        }
         match &mut self.group {
             Some(group) => group.depth += 1,
             None => {
@@ -428,6 +353,7 @@ impl MultiHistory {
                 });
             }
         }
+        Ok(())
     }
 
     /// Closes the innermost group; closing the outermost records its entry. Returns whether it
@@ -456,53 +382,115 @@ impl MultiHistory {
         if parts.is_empty() {
             return Ok(false);
         }
-        self.push(name, parts);
+        let was = self.status();
+        self.push(name, None, parts, was);
         Ok(true)
     }
 
-    /// Runs `body` in a group named `name`; the group is closed even when `body` fails.
+    /// Runs `body` inside a group named `name` (see [`begin_group`](Self::begin_group)), with
+    /// the targets at hand, as [`History::group`](super::History::group) does with its one
+    /// target. The group is closed even when `body` fails, so what it changed stays undoable.
     ///
     /// # Errors
-    /// `body`'s error, or else that of [`end_group`](Self::end_group).
-    pub fn group<R>(
+    /// `body`'s error, or else those of [`begin_group`](Self::begin_group) and
+    /// [`end_group`](Self::end_group).
+    pub fn group<S: ?Sized, R>(
         &mut self,
+        targets: &mut S,
         name: impl Into<String>,
-        body: impl FnOnce(&mut Self) -> Result<R>,
+        body: impl FnOnce(&mut Self, &mut S) -> Result<R>,
     ) -> Result<R> {
-        self.begin_group(name);
-        let out = body(self);
+        self.begin_group(name)?;
+        let out = body(self, targets);
         let ended = self.end_group();
         let out = out?;
         ended?;
         Ok(out)
     }
 
-    fn push(&mut self, name: String, parts: Vec<Part>) {
-        self.entries.truncate(self.cursor);
-        if self.saved.is_some_and(|s| s > self.cursor) {
-            self.saved = None;
-        }
-        self.entries.push_back(MultiEntry {
-            name: name.into_boxed_str(),
-            parts: parts.into_boxed_slice(),
-        });
-        self.cursor = self.entries.len();
-        self.trim();
+    /// Is a group open?
+    #[must_use]
+    pub fn is_grouping(&self) -> bool {
+        self.group.is_some()
     }
 
-    /// Drops the oldest entries until the limit holds (then the farthest redo entries).
+    /// The newest entry, if an edit of `id` with merge key `key` may merge into it: one edit of
+    /// that target with that key, newest, not the saved point, and no undo, redo or seal since.
+    fn mergeable_top(&mut self, id: &str, key: Option<u64>) -> Option<&MultiEntry> {
+        let len = self.entries.len();
+        if key.is_none() || self.sealed || self.cursor != len || self.saved == Some(len) {
+            return None;
+        }
+        self.entries
+            .back()
+            .filter(|top| top.merge == key && top.parts.len() == 1 && &*top.parts[0].target == id)
+    }
+
+    fn push(&mut self, name: String, merge: Option<u64>, parts: Vec<Part>, was: super::Status) {
+        while self.entries.len() > self.cursor {
+            self.pop_back();
+        }
+        let entry = MultiEntry {
+            name: name.into_boxed_str(),
+            merge,
+            parts: parts.into_boxed_slice(),
+        };
+        self.entry_bytes += entry.heap_bytes();
+        self.entries.push_back(entry);
+        self.cursor = self.entries.len();
+        self.sealed = false;
+        self.finish_push(was);
+    }
+
+    /// After a push or merge: apply the limits, notify.
+    fn finish_push(&mut self, was: super::Status) {
+        self.trim();
+        self.notify(was);
+    }
+
+    /// Drops entries until the limits hold (see [`line::next_drop`]).
     fn trim(&mut self) {
-        while self.limit.is_some_and(|l| self.entries.len() > l) {
-            if self.cursor > 0 {
-                self.entries.pop_front();
-                self.cursor -= 1;
-                self.saved = self.saved.and_then(|s| s.checked_sub(1));
-            } else {
-                self.entries.pop_back();
-                if self.saved.is_some_and(|s| s > self.entries.len()) {
-                    self.saved = None;
-                }
+        loop {
+            let len = self.entries.len();
+            let over_count = self.limit.is_some_and(|limit| len > limit);
+            let over_budget = self.budget.is_some_and(|budget| self.bytes() > budget);
+            let next = line::next_drop(
+                len,
+                self.cursor,
+                self.saved,
+                self.saved_by_save,
+                over_count,
+                over_budget,
+            );
+            match next {
+                Some(line::Drop::Front) => self.pop_front(),
+                Some(line::Drop::Back) => self.pop_back(),
+                None => return,
             }
+        }
+    }
+
+    /// Drops the oldest entry (the cursor and the saved marker follow).
+    fn pop_front(&mut self) {
+        if let Some(entry) = self.entries.pop_front() {
+            self.entry_bytes -= entry.heap_bytes();
+            self.cursor = self.cursor.saturating_sub(1);
+            self.saved = match self.saved {
+                Some(0) | None => None,
+                Some(i) => Some(i - 1),
+            };
+        }
+    }
+
+    /// Drops the newest entry (the cursor stays at most the length).
+    fn pop_back(&mut self) {
+        let len = self.entries.len();
+        if let Some(entry) = self.entries.pop_back() {
+            self.entry_bytes -= entry.heap_bytes();
+            if self.saved == Some(len) {
+                self.saved = None;
+            }
+            self.cursor = self.cursor.min(self.entries.len());
         }
     }
 
@@ -514,16 +502,19 @@ impl MultiHistory {
     ///
     /// # Errors
     /// [`Error::Rejected`] while an edit or a group is open, or when `targets` lacks a target
-    /// the entry names; [`Error::UndoConflict`] as the [`OnConflict`] rule says; a target's
-    /// own error. Then the parts already undone are redone, and the history stays where it
-    /// was.
-    pub fn undo(&mut self, targets: &mut dyn Targets) -> Result<bool> {
+    /// the entry names (then nothing changed); [`Error::UndoConflict`] as the [`OnConflict`]
+    /// rule says; a target's own error. Then the parts already undone are redone, and the
+    /// history stays where it was.
+    pub fn undo(&mut self, targets: &mut (impl Targets + ?Sized)) -> Result<bool> {
         if self.cursor == 0 {
             return Ok(false);
         }
-        self.check_closed()?;
+        self.check_closed("undo")?;
+        let was = self.status();
         self.run(self.cursor - 1, targets, true)?;
         self.cursor -= 1;
+        self.sealed = true;
+        self.notify(was);
         Ok(true)
     }
 
@@ -532,29 +523,82 @@ impl MultiHistory {
     ///
     /// # Errors
     /// As for [`undo`](Self::undo).
-    pub fn redo(&mut self, targets: &mut dyn Targets) -> Result<bool> {
+    pub fn redo(&mut self, targets: &mut (impl Targets + ?Sized)) -> Result<bool> {
         if self.cursor == self.entries.len() {
             return Ok(false);
         }
-        self.check_closed()?;
+        self.check_closed("redo")?;
+        let was = self.status();
         self.run(self.cursor, targets, false)?;
         self.cursor += 1;
+        self.sealed = true;
+        self.notify(was);
         Ok(true)
     }
 
-    fn check_closed(&self) -> Result<()> {
+    /// Undoes or redoes entries until [`cursor`](Self::cursor) is `index` (a click in a
+    /// history panel). Observers hear once, at the end. Returns whether the history moved.
+    ///
+    /// # Errors
+    /// [`Error::Rejected`] for an index past [`len`](Self::len), or while an edit or a group
+    /// is open; otherwise as for [`undo`](Self::undo): the history stops at the entry that
+    /// failed, having done the ones before it.
+    pub fn go_to(&mut self, targets: &mut (impl Targets + ?Sized), index: usize) -> Result<bool> {
+        if index > self.entries.len() {
+            return Err(Error::rejected(format!(
+                "undo history: position {index} is past the end ({})",
+                self.entries.len()
+            )));
+        }
+        if index == self.cursor {
+            return Ok(false);
+        }
+        self.check_closed("move through the history")?;
+        let was = self.status();
+        let mut result = Ok(true);
+        while self.cursor != index {
+            let undo = index < self.cursor;
+            let entry = if undo { self.cursor - 1 } else { self.cursor };
+            if let Err(e) = self.run(entry, targets, undo) {
+                result = Err(e);
+                break;
+            }
+            if undo {
+                self.cursor -= 1;
+            } else {
+                self.cursor += 1;
+            }
+        }
+        self.sealed = true;
+        self.notify(was);
+        result
+    }
+
+    fn check_closed(&self, what: &str) -> Result<()> {
         if !self.open.is_empty() || self.group.is_some() {
-            return Err(Error::rejected(
-                "undo history: cannot undo or redo while an edit or a group is open",
-            ));
+            return Err(Error::rejected(format!(
+                "undo history: cannot {what} while an edit or a group is open"
+            )));
         }
         Ok(())
     }
 
-    fn run(&self, index: usize, targets: &mut dyn Targets, undo: bool) -> Result<()> {
+    /// Undoes or redoes entry `index`, all or nothing: every target it names must be there
+    /// first, and when a part fails the ones already run are run back the other way.
+    fn run(&self, index: usize, targets: &mut (impl Targets + ?Sized), undo: bool) -> Result<()> {
         let Some(entry) = self.entries.get(index) else {
             return Ok(());
         };
+        if let Some(missing) = entry
+            .parts
+            .iter()
+            .find(|p| targets.target(&p.target).is_none())
+        {
+            return Err(Error::rejected(format!(
+                "undo history: no target {:?} was given for {:?}",
+                missing.target, entry.name
+            )));
+        }
         let order: Vec<usize> = if undo {
             (0..entry.parts.len()).rev().collect()
         } else {
@@ -576,7 +620,7 @@ impl MultiHistory {
         &self,
         entry: &MultiEntry,
         index: usize,
-        targets: &mut dyn Targets,
+        targets: &mut (impl Targets + ?Sized),
         undo: bool,
     ) -> Result<()> {
         let Some(part) = entry.parts.get(index) else {
@@ -609,55 +653,7 @@ impl MultiHistory {
     // ---------------------------------------------------------------------------------------
     // State
 
-    /// The number of entries.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Is the history empty?
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// How many entries are done.
-    #[must_use]
-    pub fn cursor(&self) -> usize {
-        self.cursor
-    }
-
-    /// Is there an entry to undo?
-    #[must_use]
-    pub fn can_undo(&self) -> bool {
-        self.cursor > 0
-    }
-
-    /// Is there an entry to redo?
-    #[must_use]
-    pub fn can_redo(&self) -> bool {
-        self.cursor < self.entries.len()
-    }
-
-    /// The name of the entry an undo would take back.
-    #[must_use]
-    pub fn undo_name(&self) -> Option<&str> {
-        self.cursor
-            .checked_sub(1)
-            .and_then(|i| self.entries.get(i))
-            .map(|e| &*e.name)
-    }
-
-    /// The name of the entry a redo would do again.
-    #[must_use]
-    pub fn redo_name(&self) -> Option<&str> {
-        self.entries.get(self.cursor).map(|e| &*e.name)
-    }
-
-    /// The names of all entries, oldest first.
-    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.entries.iter().map(|e| &*e.name)
-    }
+    line::line_accessors!();
 
     /// The ids of the targets entry `index` changed, in the order they were recorded.
     pub fn targets_of(&self, index: usize) -> impl Iterator<Item = &str> + '_ {
@@ -667,44 +663,109 @@ impl MultiHistory {
             .flat_map(|e| e.parts.iter().map(|p| &*p.target))
     }
 
-    /// Marks the current position as the saved one.
-    pub fn mark_saved(&mut self) {
-        self.saved = Some(self.cursor);
-    }
-
-    /// Is the history away from its saved point (see
-    /// [`History::is_dirty`](super::History::is_dirty))?
-    #[must_use]
-    pub fn is_dirty(&self) -> bool {
-        self.saved != Some(self.cursor)
-    }
-
-    /// Heap bytes the entries hold (their names, target ids and encoded modifications, and the
-    /// table), plus the states of open edits.
+    /// The heap memory the history holds, in bytes: the entries' names, target ids and
+    /// encoded modifications, its table (by capacity), and the states of open edits and an
+    /// open group. This is what the byte budget limits.
     #[must_use]
     pub fn bytes(&self) -> usize {
-        self.entries.capacity() * size_of::<MultiEntry>()
-            + self
-                .entries
-                .iter()
-                .map(MultiEntry::heap_bytes)
-                .sum::<usize>()
-            + self
-                .open
-                .iter()
-                .map(|o| o.before.capacity() + o.name.capacity() + o.target.capacity())
-                .sum::<usize>()
+        let open = self
+            .open
+            .iter()
+            .map(|o| o.before.capacity() + o.title.name().len() + o.target.capacity())
+            .sum::<usize>()
+            + self.group.as_ref().map_or(0, |g| {
+                g.name.capacity()
+                    + g.parts.capacity() * size_of::<Part>()
+                    + g.parts
+                        .iter()
+                        .map(|p| p.target.len() + p.mods.len())
+                        .sum::<usize>()
+            });
+        self.entries.capacity() * size_of::<MultiEntry>() + self.entry_bytes + open
     }
 
-    /// Drops every entry, open edit and group (leaving the editor). The history stays dirty
-    /// if it was.
+    /// Changes the entry limit (`None`: no limit), dropping the oldest entries at once if
+    /// needed (and then the farthest redo entries).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for `Some(0)`.
+    pub fn set_limit(&mut self, entries: Option<usize>) -> Result<()> {
+        check_limits(entries, None)?;
+        let was = self.status();
+        self.limit = entries;
+        self.trim();
+        self.notify(was);
+        Ok(())
+    }
+
+    /// Changes the byte budget (`None`: no budget), dropping entries at once if needed, as
+    /// [`MultiHistoryBuilder::byte_budget`] describes.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for `Some(0)`.
+    pub fn set_byte_budget(&mut self, bytes: Option<usize>) -> Result<()> {
+        check_limits(None, bytes)?;
+        let was = self.status();
+        self.budget = bytes;
+        self.trim();
+        self.notify(was);
+        Ok(())
+    }
+
+    /// Drops every entry, open edit and group, and frees their memory (leaving the editor).
+    /// Observers hear [`Event::Cleared`] once. The history stays dirty if it was.
     pub fn clear(&mut self) {
-        let dirty = self.is_dirty();
+        let was = self.status();
         self.entries = VecDeque::new();
+        self.entry_bytes = 0;
         self.cursor = 0;
-        self.saved = if dirty { None } else { Some(0) };
+        self.saved = if was.dirty { None } else { Some(0) };
+        self.sealed = true;
         self.open.clear();
         self.group = None;
+        let now = self.status();
+        self.observers.send(Event::Cleared { was, now });
+    }
+
+    /// Sets the hook every edit passes through before it is recorded, replacing any other (see
+    /// [`MultiHistoryBuilder::hook`]).
+    pub fn set_hook(
+        &mut self,
+        hook: impl FnMut(&str, &mut Vec<Modification>) -> Verdict + Send + 'static,
+    ) {
+        *self.hook.get_mut().unwrap_or_else(PoisonError::into_inner) = Some(Box::new(hook));
+    }
+
+    /// Removes the hook; returns whether there was one.
+    pub fn remove_hook(&mut self) -> bool {
+        self.hook
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .is_some()
+    }
+
+    /// Replaces every entry with `entries` (their modifications in `codec`), at `cursor`, with
+    /// the saved point `saved` (a restored memento): what was recorded before goes.
+    pub(crate) fn replace(
+        &mut self,
+        codec: Codec,
+        entries: VecDeque<MultiEntry>,
+        cursor: usize,
+        saved: Option<usize>,
+    ) {
+        let was = self.status();
+        self.codec = codec;
+        self.entry_bytes = entries.iter().map(MultiEntry::heap_bytes).sum();
+        self.entries = entries;
+        self.cursor = cursor;
+        self.saved = saved;
+        self.saved_by_save = saved.is_some();
+        self.sealed = true;
+        self.open.clear();
+        self.group = None;
+        self.trim();
+        self.notify(was);
     }
 }
 
@@ -715,9 +776,9 @@ impl fmt::Debug for MultiHistory {
             .field("cursor", &self.cursor)
             .field("saved", &self.saved)
             .field("limit", &self.limit)
+            .field("byte_budget", &self.budget)
             .field("codec", &self.codec)
-            .field("on_conflict", &self.on_conflict)
-            .field("open", &self.open.len())
+            .field("editing", &!self.open.is_empty())
             .field("grouping", &self.group.is_some())
             .finish_non_exhaustive()
     }

@@ -94,6 +94,17 @@ fn a_load_tells_missing_in_the_save_from_missing_in_the_game() {
     ));
     assert_eq!(next.entities.get("00001").unwrap().x, 1);
     assert_eq!(next.hero.level, 3);
+    // One registry's ids, as it names them: what `register` and `unregister` take.
+    let unsaved = report.not_in_save_of(&next.entities);
+    assert_eq!(unsaved, ["00009"]);
+    assert_eq!(next.entities.unregister(unsaved[0]).map(|_| ()), Some(()));
+    let unknown = report.not_in_game_of(&next.entities);
+    assert_eq!(unknown, ["00000"]);
+    next.entities
+        .register(unknown[0], Entity::default())
+        .unwrap();
+    assert_eq!(next.entities.own_id("e/00000"), Some("00000"));
+    assert_eq!(next.entities.own_id("hero"), None);
 
     // The game chooses: each case can be an error, raised before anything changes.
     for (deny_save, deny_game) in [(true, false), (false, true)] {

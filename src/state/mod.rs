@@ -162,9 +162,12 @@ pub struct RestoreReport {
     pub restored: usize,
     /// Ids of the game's originators with no memento in the snapshot; they were left as they
     /// were. For a registry: registered, but not in the save (spawned after it was made?).
+    /// These are snapshot ids, a registry's prefix included; [`not_in_save_of`](Self::not_in_save_of)
+    /// gives one registry's as it names them.
     pub not_in_save: Vec<String>,
     /// Ids of mementos in the snapshot that no originator took: for a registry, saved but not
     /// registered (an entity not spawned in time, an id renamed, one that no longer exists).
+    /// Snapshot ids, as above; [`not_in_game_of`](Self::not_in_game_of) gives one registry's.
     pub not_in_game: Vec<String>,
 }
 
@@ -192,6 +195,28 @@ impl RestoreReport {
                 not_in_game: self.not_in_game,
             })
         }
+    }
+
+    /// The ids of [`not_in_game`](Self::not_in_game) that are under `registry`'s prefix, as
+    /// the registry names them (without the prefix): the saved entities it has no originator
+    /// for, ready for [`Registry::register`].
+    #[must_use]
+    pub fn not_in_game_of<T>(&self, registry: &Registry<T>) -> Vec<&str> {
+        self.not_in_game
+            .iter()
+            .filter_map(|id| registry.own_id(id))
+            .collect()
+    }
+
+    /// The ids of [`not_in_save`](Self::not_in_save) that are under `registry`'s prefix, as
+    /// the registry names them (without the prefix): its originators the save has no memento
+    /// for, ready for [`Registry::unregister`].
+    #[must_use]
+    pub fn not_in_save_of<T>(&self, registry: &Registry<T>) -> Vec<&str> {
+        self.not_in_save
+            .iter()
+            .filter_map(|id| registry.own_id(id))
+            .collect()
     }
 
     /// Adds a member's report to this one (a flattened member's, in a group).

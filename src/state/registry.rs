@@ -233,6 +233,17 @@ impl<T> Registry<T> {
     pub fn snapshot_id(&self, id: &str) -> String {
         format!("{}{id}", self.prefix)
     }
+
+    /// The registry's own id of the memento `snapshot_id` (a snapshot's id, as a
+    /// [`RestoreReport`] names it): `snapshot_id` without the prefix, or `None` when it is not
+    /// under the prefix. What [`get`](Self::get), [`register`](Self::register) and
+    /// [`unregister`](Self::unregister) take.
+    #[must_use]
+    pub fn own_id<'s>(&self, snapshot_id: &'s str) -> Option<&'s str> {
+        snapshot_id
+            .strip_prefix(self.prefix.as_str())
+            .filter(|id| !id.is_empty())
+    }
 }
 
 impl<T: Originator> SaveState for Registry<T> {

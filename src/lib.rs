@@ -201,7 +201,7 @@ pub use manager::{
     ChangesReport, DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle,
     SaveLoadManager, SaveReport, SaveStatus, StateLoaded, Written,
 };
-pub use manager::{SlotInfo, SlotStatus, Store, StoreOptions};
+pub use manager::{SaveProfile, SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
 pub use originator::{MementoOf, Originator};
 pub use protection::KeyPurpose;

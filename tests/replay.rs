@@ -702,8 +702,8 @@ fn a_managers_recorder_and_player_share_its_key_and_migrations() {
         .build()
         .unwrap();
     let path = dir.path().join("old.replay");
-    let mut recorder = v1
-        .recorder()
+    let mut recorder = Recorder::builder()
+        .profile(&v1.profile())
         .frame_rate(10)
         .keyframe_every(5)
         .create(&path)
@@ -742,7 +742,10 @@ fn a_managers_recorder_and_player_share_its_key_and_migrations() {
         }))
         .build()
         .unwrap();
-    let mut player = v2.replay_player().open(&path).unwrap();
+    let mut player = savegame::replay::Player::builder()
+        .profile(&v2.profile())
+        .open(&path)
+        .unwrap();
     let mut game = Tally::default();
     player.seek(&mut game, 12).unwrap();
     assert_eq!(

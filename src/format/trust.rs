@@ -118,6 +118,22 @@ impl<'a> Trust<'a> {
         }
     }
 
+    /// What a manager's files must have, from its builder's settings: with `key`, its mode
+    /// (authenticated when `integrity_only`, else encrypted), and plain files too when
+    /// `allow_plain`; plain files alone without a key.
+    pub(crate) fn of_manager(
+        key: Option<&'a Key>,
+        integrity_only: bool,
+        allow_plain: bool,
+    ) -> Self {
+        let trust = match key {
+            Some(key) if integrity_only => Trust::authenticated(key),
+            Some(key) => Trust::encrypted(key),
+            None => Trust::plain(),
+        };
+        if allow_plain { trust.or_plain() } else { trust }
+    }
+
     /// This trust, opening plain files too (a keyed trust refuses them otherwise).
     #[must_use]
     pub const fn or_plain(mut self) -> Self {

@@ -59,16 +59,11 @@ impl Files {
     /// (encrypted, or integrity-only), plus plain files when it allows them; plain files alone
     /// without a key.
     pub(super) fn trust(&self) -> Trust<'_> {
-        let trust = match &self.key {
-            Some(key) if self.integrity_only => Trust::authenticated(key),
-            Some(key) => Trust::encrypted(key),
-            None => Trust::plain(),
-        };
-        if self.allow_unencrypted {
-            trust.or_plain()
-        } else {
-            trust
-        }
+        Trust::of_manager(
+            self.key.as_ref(),
+            self.integrity_only,
+            self.allow_unencrypted,
+        )
     }
 
     /// The crate's error for the storage's error `e` on `name`: the path added, and the read

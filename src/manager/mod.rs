@@ -9,6 +9,7 @@ mod files;
 mod journal;
 mod locks;
 mod menu;
+mod profile;
 mod report;
 mod store;
 #[cfg(feature = "cloud")]
@@ -24,6 +25,7 @@ use engine::Engine;
 use files::Files;
 use journal::Journals;
 pub use menu::{SlotInfo, SlotStatus};
+pub use profile::SaveProfile;
 pub use report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 pub use store::{Store, StoreOptions};
 pub use tracking::{ChangesReport, StateLoaded, Written};
@@ -140,9 +142,9 @@ impl ManagerBuilder {
     /// encrypted ones always ([`Error::ProtectionMismatch`]), so an integrity-only file whose
     /// flag was cleared (its CRC fixed) is never taken for a plain one. A manager without the
     /// key refuses integrity-only files ([`Error::KeyRequired`]); tools read them unchecked
-    /// with [`Snapshot::open_file_unverified`]. Replays recorded through
-    /// [`SaveLoadManager::recorder`] are encrypted with the key (replays have no
-    /// integrity-only form). In a build without the `integrity` feature, every save and every
+    /// with [`Snapshot::open_file_unverified`]. Replays recorded by a recorder set up with
+    /// [`SaveLoadManager::profile`] are encrypted with the key (replays have no integrity-only
+    /// form). In a build without the `integrity` feature, every save and every
     /// load of an integrity-only file with a key fails with [`Error::FeatureDisabled`].
     /// A builder given this and [`key`](Self::key) fails to build ([`Error::Config`]).
     pub fn integrity_only(mut self, key: Key) -> Self {
@@ -427,25 +429,20 @@ impl SaveLoadManager {
         self.engine.files.storage.locate(&slot.file_name())
     }
 
-    /// A replay [`Recorder`](crate::replay::Recorder) set up like this manager: its codec, its
-    /// key and its schema version (the keyframes are saves of the game). Add the frame rate
-    /// and the rest, then `create` the replay file.
-    pub fn recorder(&self) -> crate::replay::RecorderBuilder {
-        crate::replay::Recorder::builder()
-            .codec(self.engine.codec)
-            .schema_version(self.engine.files.schema_version)
-            .maybe_key(self.engine.files.key.clone())
-    }
-
-    /// A replay [`Player`](crate::replay::Player) set up like this manager: its key (and
-    /// whether plain files are allowed), its schema version and its migrations, so keyframes
-    /// recorded by older versions of the game migrate as saves do.
-    pub fn replay_player(&self) -> crate::replay::PlayerBuilder {
-        crate::replay::Player::builder()
-            .maybe_key(self.engine.files.key.clone())
-            .allow_unencrypted(self.engine.files.allow_unencrypted)
-            .schema_version(self.engine.files.schema_version)
-            .migrations(self.engine.migrations.clone())
+    /// This manager's settings as one plain value: its codec, key (and what it asks for),
+    /// schema version and migrations, for what writes or reads files beside it (a replay's
+    /// recorder and player take it: `Recorder::builder().profile(&manager.profile())`).
+    #[must_use]
+    pub fn profile(&self) -> SaveProfile {
+        let files = &self.engine.files;
+        SaveProfile::new(
+            self.engine.codec,
+            files.schema_version,
+            self.engine.migrations.clone(),
+            files.key.clone(),
+            files.integrity_only,
+            files.allow_unencrypted,
+        )
     }
 
     /// Saves `snapshot` to `slot`, crash-safely. When this returns `Ok`, the save is on disk

@@ -67,6 +67,34 @@
 //! # Ok::<(), savegame::Error>(())
 //! ```
 //!
+//! # Set up like the game's saves
+//!
+//! A replay's keyframes are saves of the game, and its chunks are sealed with a key: set a
+//! recorder and a player up from the game's [`SaveLoadManager`](crate::SaveLoadManager) with
+//! its [`profile`](crate::SaveLoadManager::profile), a plain value of the manager's codec,
+//! key, schema version and migrations (the manager knows nothing of replays):
+//!
+//! ```
+//! use savegame::replay::{Player, Recorder};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! let manager = savegame::SaveLoadManager::builder()
+//!     .directory(dir.path())
+//!     .key(savegame::Key::from_bytes([3; 32]))
+//!     .build()?;
+//! let path = dir.path().join("match.replay");
+//! let mut recorder = Recorder::builder()
+//!     .profile(&manager.profile())
+//!     .frame_rate(60)
+//!     .create(&path)?;
+//! recorder.frame(&1u8, None)?;
+//! recorder.finish()?;
+//! // Sealed with the game's key, so only a player set up the same way opens it.
+//! let player = Player::builder().profile(&manager.profile()).open(&path)?;
+//! assert_eq!(player.frame_count(), 1);
+//! # Ok::<(), savegame::Error>(())
+//! ```
+//!
 //! # The file
 //!
 //! A replay is one file, written append-only in **chunks**: a start chunk (frame rate,

@@ -18,6 +18,7 @@ use super::source::{self, Located, Source};
 use crate::error::{Error, Result};
 use crate::format::replay::{self as chunks, Chunk, FrameRef};
 use crate::format::{Key, Protection, Trust};
+use crate::manager::SaveProfile;
 use crate::migrate::Migrations;
 use crate::storage::Storage;
 
@@ -110,9 +111,15 @@ impl PlayerBuilder {
         self
     }
 
-    /// The key, or none: how a [`SaveLoadManager`](crate::SaveLoadManager) passes on its own.
-    pub(crate) fn maybe_key(mut self, key: Option<Key>) -> Self {
-        self.key = key;
+    /// Set up as a game's saves are, from its manager's
+    /// [`profile`](crate::SaveLoadManager::profile): its key (and whether plain files are
+    /// allowed), its schema version and its migrations, so keyframes recorded by older
+    /// versions of the game migrate as saves do.
+    pub fn profile(mut self, profile: &SaveProfile) -> Self {
+        self.key = profile.key().cloned();
+        self.allow_unencrypted = profile.allows_unencrypted();
+        self.schema_version = profile.schema_version;
+        self.migrations = profile.migrations.clone();
         self
     }
 

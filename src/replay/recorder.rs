@@ -21,6 +21,7 @@ use crate::format::replay::{
     StartMeta, Stream,
 };
 use crate::format::{self, Key};
+use crate::manager::SaveProfile;
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 use crate::storage::Storage;
@@ -76,9 +77,27 @@ impl RecorderBuilder {
         self
     }
 
-    /// The key, or none: how a [`SaveLoadManager`](crate::SaveLoadManager) passes on its own.
-    pub(crate) fn maybe_key(mut self, key: Option<Key>) -> Self {
-        self.key = key;
+    /// Set up as a game's saves are, from its manager's
+    /// [`profile`](crate::SaveLoadManager::profile): the codec, the key and the schema version
+    /// (the keyframes are saves of the game). Set the frame rate and the rest after it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let manager = savegame::SaveLoadManager::builder()
+    ///     .directory(dir.path())
+    ///     .key(savegame::Key::from_bytes([1; 32]))
+    ///     .build()?;
+    /// let recorder: savegame::Recorder<u8> = savegame::Recorder::builder()
+    ///     .profile(&manager.profile())
+    ///     .frame_rate(30)
+    ///     .create(dir.path().join("match.replay"))?;
+    /// # drop(recorder);
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    pub fn profile(mut self, profile: &SaveProfile) -> Self {
+        self.codec = profile.codec;
+        self.schema_version = profile.schema_version;
+        self.key = profile.key().cloned();
         self
     }
 

@@ -93,9 +93,8 @@ impl Run {
     pub fn start(saves: &Saves, game: &Game, seed: u64) -> savegame::Result<Run> {
         let path = saves.folder().join("last-run.replay");
         // The manager's recorder seals the replay with the save key, at the save schema.
-        let recorder = saves
-            .manager()
-            .recorder()
+        let recorder = savegame::Recorder::builder()
+            .profile(&saves.manager().profile())
             .frame_rate(FRAMES_PER_SECOND)
             .input_version(INPUT_VERSION)
             .keyframe_every(KEYFRAME_EVERY)
@@ -151,9 +150,8 @@ impl Run {
         // short at its last chunk, which is now the last frame.
         self.recorder.flush()?;
         // Keyframes from an older version of the game migrate as saves do.
-        let mut player = saves
-            .manager()
-            .replay_player()
+        let mut player = savegame::replay::Player::builder()
+            .profile(&saves.manager().profile())
             .input_version(INPUT_VERSION)
             .open(&self.path)?;
         let mut game = Game::new(0);

@@ -72,6 +72,99 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Wrapping a storage
+//!
+//! A storage that wraps another (to count or gate writes, to add latency in a test, to log)
+//! must forward **every** method it does not mean to change, the provided ones included. A
+//! provided method it leaves out is not the inner storage's: it is the trait's default, built
+//! on the four required methods, and it quietly changes how the manager stores things:
+//!
+//! | left out | what changes |
+//! |---|---|
+//! | [`can_append`](Storage::can_append), [`append`](Storage::append) | incremental saves are kept as one object each (`slot-001.sav.d000001`, …) instead of a journal; a folder written one way does not show its deltas to a manager of the other (the load reports them) |
+//! | [`put_after`](Storage::put_after), [`rotate_dropping`](Storage::rotate_dropping) | a save is staged as `NAME.new` and the backups rotated around it through `put`s; the file the rotation drops is not recycled |
+//! | [`copy`](Storage::copy) | backups are copied byte for byte through `read` and `put`, not hard-linked |
+//! | [`lock`](Storage::lock) | the manager locks between the threads of this process only, not between processes |
+//! | [`read_at`](Storage::read_at), [`read_head`](Storage::read_head), [`reads_ranges`](Storage::reads_ranges) | a load menu and a backup check read whole files |
+//! | [`list_names`](Storage::list_names), [`locate`](Storage::locate) | names come from `list`; errors name the object, not its path |
+//!
+//! So a wrapper forwards them all, and changes only what it is for:
+//!
+//! ```
+//! use std::io;
+//! use std::path::PathBuf;
+//! use std::sync::atomic::{AtomicUsize, Ordering};
+//! use savegame::storage::{FsStorage, Head, Storage, StorageLock, StoredFile};
+//!
+//! /// Counts the writes that reach `inner`; everything else is `inner`'s own.
+//! #[derive(Debug)]
+//! struct Counting<S> { inner: S, writes: AtomicUsize }
+//!
+//! impl<S: Storage> Storage for Counting<S> {
+//!     fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+//!         self.inner.read(name, limit)
+//!     }
+//!     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+//!         self.writes.fetch_add(1, Ordering::Relaxed);
+//!         self.inner.put(name, bytes)
+//!     }
+//!     fn delete(&self, name: &str) -> io::Result<()> { self.inner.delete(name) }
+//!     fn list(&self) -> io::Result<Vec<StoredFile>> { self.inner.list() }
+//!     fn list_names(&self) -> io::Result<Vec<String>> { self.inner.list_names() }
+//!     fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+//!         self.inner.read_at(name, offset, len)
+//!     }
+//!     fn read_head(&self, name: &str, len: usize) -> io::Result<Option<Head>> {
+//!         self.inner.read_head(name, len)
+//!     }
+//!     fn reads_ranges(&self) -> bool { self.inner.reads_ranges() }
+//!     fn copy(&self, from: &str, to: &str) -> io::Result<bool> { self.inner.copy(from, to) }
+//!     fn put_after(
+//!         &self,
+//!         name: &str,
+//!         bytes: &[u8],
+//!         first: &mut dyn FnMut() -> io::Result<()>,
+//!     ) -> io::Result<()> {
+//!         self.writes.fetch_add(1, Ordering::Relaxed);
+//!         self.inner.put_after(name, bytes, first)
+//!     }
+//!     fn rotate_dropping(
+//!         &self,
+//!         name: &str,
+//!         dropped: &str,
+//!         rotate: &mut dyn FnMut() -> io::Result<bool>,
+//!     ) -> io::Result<()> {
+//!         self.inner.rotate_dropping(name, dropped, rotate)
+//!     }
+//!     fn can_append(&self) -> bool { self.inner.can_append() }
+//!     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+//!         self.writes.fetch_add(1, Ordering::Relaxed);
+//!         self.inner.append(name, bytes)
+//!     }
+//!     fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> { self.inner.lock(name) }
+//!     fn locate(&self, name: &str) -> PathBuf { self.inner.locate(name) }
+//! }
+//!
+//! # fn main() -> savegame::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! let files = FsStorage::new(dir.path())?;
+//! let counting = Counting { inner: files.clone(), writes: AtomicUsize::new(0) };
+//! // The wrapper stores as the files do: a journal, recycled spares, locks between processes.
+//! assert_eq!(counting.can_append(), files.can_append());
+//! let manager = savegame::SaveLoadManager::builder()
+//!     .storage(counting)
+//!     .compact_at(10_000) // keep the journal, for the check below
+//!     .build()?;
+//! let slot = savegame::SlotId::Numbered(1);
+//! let mut snapshot = manager.snapshot();
+//! snapshot.capture_memento("score", &1u32)?;
+//! manager.save(slot, &snapshot)?;
+//! manager.save_incremental(slot, &snapshot)?;
+//! assert!(dir.path().join("slot-001.sav.journal").exists(), "a journal, as FsStorage keeps");
+//! # Ok(())
+//! # }
+//! ```
 
 mod fs;
 mod memory;

@@ -10,19 +10,8 @@ use bevy_ecs::world::World;
 use savegame::{LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::error::SaveError;
-use crate::plugin::{PendingSave, SaveManager};
+use crate::manager::{PendingSave, SaveManager, SaveTarget};
 use crate::world::{capture, restore};
-
-/// Where a save goes: a slot, or the autosave rotation (whose slot the manager picks when it
-/// writes: the empty or the oldest one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum SaveTarget {
-    /// This slot.
-    Slot(SlotId),
-    /// The autosave rotation.
-    Autosave,
-}
 
 /// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save).
 /// Sent as a message (read it with `MessageReader<Saved>`) and triggered as an observer event

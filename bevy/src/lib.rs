@@ -92,6 +92,7 @@
 mod error;
 mod events;
 mod ids;
+mod manager;
 mod menu;
 mod plugin;
 mod registry;
@@ -99,11 +100,12 @@ mod world;
 
 pub use error::SaveError;
 pub use events::{
-    LoadCommand, LoadFailed, Loaded, SaveCommand, SaveFailed, SaveTarget, Saved, SavegameCommands,
+    LoadCommand, LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, SavegameCommands,
 };
 pub use ids::{SaveId, Saveable};
+pub use manager::{SaveManager, SaveTarget};
 pub use menu::SaveMenu;
-pub use plugin::{Autosave, SaveManager, SavegamePlugin};
+pub use plugin::{Autosave, SavegamePlugin};
 pub use registry::SavegameApp;
 
 #[cfg(doctest)]

@@ -4,7 +4,7 @@ use bevy_ecs::system::{Res, SystemParam};
 use savegame::{SlotId, SlotInfo};
 
 use crate::error::SaveError;
-use crate::plugin::SaveManager;
+use crate::manager::SaveManager;
 
 /// The load menu, for a menu system: `fn menu(saves: SaveMenu) { for slot in saves.slots()? … }`.
 /// Each call reads the slot files' headers (and nothing more: no decryption), so call it when

@@ -1,4 +1,4 @@
-//! [`SavegamePlugin`], the [`SaveManager`] resource it adds, and the autosave timer.
+//! [`SavegamePlugin`] and the autosave timer; the resource it adds is [`SaveManager`](crate::SaveManager).
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -7,13 +7,12 @@ use bevy_app::{App, Last, Plugin, PreUpdate};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
-use savegame::{ManagerBuilder, SaveHandle, SaveLoadManager, SaveStatus, SlotInfo};
+use savegame::{ManagerBuilder, SaveLoadManager};
 
 use crate::error::SaveError;
-use crate::events::{
-    LoadFailed, Loaded, SaveCommand, SaveFailed, SaveTarget, Saved, report_save_failed,
-};
+use crate::events::{LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, report_save_failed};
 use crate::ids::NextSaveId;
+use crate::manager::SaveManager;
 use crate::registry::SaveRegistry;
 
 /// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
@@ -80,10 +79,7 @@ impl Plugin for SavegamePlugin {
             .take();
         // Bevy refuses a plugin added twice, so the manager is here the one time build runs.
         if let Some(manager) = manager {
-            app.insert_resource(SaveManager {
-                manager,
-                pending: Vec::new(),
-            });
+            app.insert_resource(SaveManager::new(manager));
         }
         app.init_resource::<SaveRegistry>()
             .init_resource::<NextSaveId>()
@@ -97,58 +93,6 @@ impl Plugin for SavegamePlugin {
             .add_message::<LoadFailed>()
             .add_systems(PreUpdate, report_finished_saves)
             .add_systems(Last, autosave);
-    }
-}
-
-/// The plugin's manager, as a resource, and the background saves it is writing.
-///
-/// [`manager`](Self::manager) gives the whole library API (the load menu, deleting and
-/// copying slots, the key-value store for settings); saving and loading the world goes
-/// through the commands in [`SavegameCommands`](crate::SavegameCommands).
-#[derive(Resource)]
-pub struct SaveManager {
-    manager: SaveLoadManager,
-    pending: Vec<PendingSave>,
-}
-
-pub(crate) struct PendingSave {
-    pub(crate) target: SaveTarget,
-    pub(crate) handle: SaveHandle,
-    pub(crate) entities: usize,
-    pub(crate) unsaved_references: usize,
-}
-
-impl SaveManager {
-    /// The library's manager.
-    #[must_use]
-    pub fn manager(&self) -> &SaveLoadManager {
-        &self.manager
-    }
-
-    /// The load menu: every slot with a file, from headers alone ([`SaveLoadManager::list`]).
-    ///
-    /// # Errors
-    /// [`SaveError::Savegame`] when the folder cannot be listed.
-    pub fn slots(&self) -> Result<Vec<SlotInfo>, SaveError> {
-        Ok(self.manager.list()?)
-    }
-
-    /// The background saves not yet reported, with where each stands.
-    pub fn pending(&self) -> impl ExactSizeIterator<Item = (SaveTarget, SaveStatus)> + '_ {
-        self.pending.iter().map(|p| (p.target, p.handle.status()))
-    }
-
-    pub(crate) fn push(&mut self, pending: PendingSave) {
-        self.pending.push(pending);
-    }
-
-    /// Takes the saves that have finished.
-    fn take_finished(&mut self) -> Vec<PendingSave> {
-        let (finished, waiting) = std::mem::take(&mut self.pending)
-            .into_iter()
-            .partition(|p| p.handle.is_finished());
-        self.pending = waiting;
-        finished
     }
 }
 

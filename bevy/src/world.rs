@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SaveError;
 use crate::ids::{NextSaveId, SaveId, Saveable};
-use crate::plugin::SaveManager;
+use crate::manager::SaveManager;
 use crate::registry::{Pending, SaveRegistry};
 use savegame::{Metadata, Snapshot};
 

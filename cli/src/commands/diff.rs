@@ -79,7 +79,7 @@ struct Side<'a> {
 
 fn open_side<'a>(path: &'a Path, trust: Trust<'_>) -> Result<Side<'a>, Failure> {
     let bytes = super::read_save(path)?;
-    if super::replay::is_replay(&bytes) {
+    if super::is_replay(&bytes) {
         return Err(Failure::bad(
             path,
             "is a replay; diff compares saves (and their backups)",

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use savegame::format::{CRC_LEN, check_crc, parse_header};
 use savegame::{Error, SlotId, Snapshot, Trust};
 
-use super::list::kind_name;
+use super::{kind_name, schema_text};
 use crate::failure::{Exit, Failure, describe};
 use crate::text::{pad, playtime, printable, rfc3339};
 
@@ -22,7 +22,7 @@ use crate::text::{pad, playtime, printable, rfc3339};
 /// When the file cannot be read, or its header cannot be parsed (exit 1).
 pub fn run(path: &Path, schema: Option<u32>, trust: Trust<'_>) -> Result<ExitCode, Failure> {
     let bytes = super::read_save(path)?;
-    if super::replay::is_replay(&bytes) {
+    if super::is_replay(&bytes) {
         let (out, exit) = super::replay::inspect(path, bytes.len() as u64, trust, schema)?;
         super::print(&out)?;
         return Ok(exit.into());
@@ -187,18 +187,6 @@ fn line_tag(out: &mut String, unchecked: bool) {
             "ok (checked with the key)"
         }
     );
-}
-
-/// The `schema version` line: the file's, marked when it is newer than the game's `schema`
-/// (which makes `exit` 1).
-pub fn schema_text(found: u32, schema: Option<u32>, exit: &mut Exit) -> String {
-    match schema {
-        Some(game) if found > game => {
-            *exit = exit.combine(Exit::Bad);
-            format!("{found} (newer than the game's {game}) [NewerSchema]")
-        }
-        _ => found.to_string(),
-    }
 }
 
 /// The CRC32 stored in the file's last four bytes.

@@ -91,7 +91,7 @@ impl Row {
 
     fn fill(&mut self, h: &Header) {
         self.slot = Some(super::slot_name(h.slot));
-        self.kind = Some(kind_name(h.kind));
+        self.kind = Some(super::kind_name(h.kind));
         self.label = Some(printable(&h.metadata.label));
         self.saved_at = Some(rfc3339(h.saved_at));
         self.saved_short = Some(short_time(h.saved_at));
@@ -122,16 +122,6 @@ impl Row {
             self.deltas.to_string(),
             self.status.to_owned(),
         ]
-    }
-}
-
-/// The file kind's name.
-pub fn kind_name(kind: FileKind) -> String {
-    match kind {
-        FileKind::Save => "save".into(),
-        FileKind::Delta => "delta".into(),
-        FileKind::Replay => "replay".into(),
-        other => format!("kind {}", other.id()),
     }
 }
 
@@ -284,7 +274,7 @@ fn row_for(
             return row;
         }
     };
-    if super::replay::is_replay(&bytes) {
+    if super::is_replay(&bytes) {
         replay_row(&mut row, path, schema, has_key);
         return row;
     }

@@ -16,7 +16,7 @@ use savegame::format::FileKind;
 use savegame::format::Header;
 use savegame::{Error, Key, Migrations, Snapshot, Trust};
 
-use crate::failure::Failure;
+use crate::failure::{Exit, Failure};
 use crate::files::{MAX_SAVE_SIZE, read_capped};
 
 /// The game a file is checked against (`--schema N`, `--migrations DIR`). Without one, the
@@ -192,6 +192,61 @@ pub fn parse_slot(text: &str) -> Result<savegame::SlotId, String> {
             crate::text::printable(text)
         )
     })
+}
+
+
+/// Checks a sound file at schema version `from` against the game, if one was given: newer is
+/// an error; an older file goes through `migrate` (the game's steps and its schema version)
+/// when there are steps. Returns what the summary line says about it.
+///
+/// # Errors
+/// [`NewerSchema`](savegame::Error::NewerSchema), or what `migrate` returns.
+pub fn against_game(
+    path: &Path,
+    from: u32,
+    game: Option<Game<'_>>,
+    migrate: impl FnOnce(&Migrations, u32) -> Result<(), Failure>,
+) -> Result<String, Failure> {
+    let Some(game) = game else {
+        return Ok(String::new());
+    };
+    game.refuse_newer(path, from)?;
+    let target = game.schema;
+    Ok(match game.steps {
+        None => String::new(),
+        Some(_) if from == target => "; current with the steps".into(),
+        Some(steps) => {
+            migrate(steps, target)?;
+            format!("; migrates to {target} ({} step(s))", target - from)
+        }
+    })
+}
+
+/// The `schema version` line: the file's, marked when it is newer than the game's `schema`
+/// (which makes `exit` 1).
+pub fn schema_text(found: u32, schema: Option<u32>, exit: &mut Exit) -> String {
+    match schema {
+        Some(game) if found > game => {
+            *exit = exit.combine(Exit::Bad);
+            format!("{found} (newer than the game's {game}) [NewerSchema]")
+        }
+        _ => found.to_string(),
+    }
+}
+
+/// The file kind's name.
+pub fn kind_name(kind: FileKind) -> String {
+    match kind {
+        FileKind::Save => "save".into(),
+        FileKind::Delta => "delta".into(),
+        FileKind::Replay => "replay".into(),
+        other => format!("kind {}", other.id()),
+    }
+}
+
+/// Does `bytes` start like a replay file?
+pub fn is_replay(bytes: &[u8]) -> bool {
+    savegame::format::sniff(bytes) == Some(savegame::format::FileKind::Replay)
 }
 
 #[cfg(test)]

@@ -13,11 +13,6 @@ use super::Game;
 use crate::failure::{Exit, Failure, describe};
 use crate::text::{playtime, rfc3339};
 
-/// Does `bytes` start like a replay file?
-pub fn is_replay(bytes: &[u8]) -> bool {
-    savegame::format::sniff(bytes) == Some(savegame::format::FileKind::Replay)
-}
-
 /// Opens a replay as a player does: every chunk checked, decrypted with `key`.
 ///
 /// The player is a game at the replay's own schema and input versions (nothing to migrate,
@@ -113,7 +108,7 @@ pub fn inspect(
     line("frame rate", format!("{} fps", header.frame_rate));
     line(
         "schema version",
-        super::inspect::schema_text(header.schema_version, schema, &mut exit),
+        super::schema_text(header.schema_version, schema, &mut exit),
     );
     line("input version", header.input_version.to_string());
     line("seed", header.seed.to_string());
@@ -195,6 +190,6 @@ pub fn verify(path: &Path, trust: Trust<'_>, game: Option<Game<'_>>) -> Result<S
         summary.push_str("; not checked against the game's schema version (pass --schema N)");
     }
     // The keyframes were migrated by the seeks above.
-    let against = super::verify::against_game(path, header.schema_version, game, |_, _| Ok(()))?;
+    let against = super::against_game(path, header.schema_version, game, |_, _| Ok(()))?;
     Ok(summary + &against)
 }

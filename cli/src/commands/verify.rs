@@ -14,8 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use savegame::Trust;
 use savegame::migrate::to_document;
-use savegame::{Migrations, Trust};
 
 use super::Game;
 use crate::failure::{Exit, Failure, shown};
@@ -68,7 +68,7 @@ pub fn run(
 }
 
 fn verify_one(path: &Path, game: Option<Game<'_>>, trust: Trust<'_>) -> Result<String, Failure> {
-    if super::replay::is_replay(&super::read_save(path)?) {
+    if super::is_replay(&super::read_save(path)?) {
         return super::replay::verify(path, trust, game);
     }
     let (header, snapshot) = super::open(path, trust)?;
@@ -79,7 +79,7 @@ fn verify_one(path: &Path, game: Option<Game<'_>>, trust: Trust<'_>) -> Result<S
     }
     let summary = format!(
         "{}, slot {}, schema {}, {}, {}, {} memento(s)",
-        super::list::kind_name(header.kind),
+        super::kind_name(header.kind),
         super::slot_name(header.slot),
         header.schema_version,
         header.codec.name(),
@@ -87,38 +87,11 @@ fn verify_one(path: &Path, game: Option<Game<'_>>, trust: Trust<'_>) -> Result<S
         snapshot.len()
     );
     let from = header.schema_version;
-    let against = against_game(path, from, game, |steps, target| {
+    let against = super::against_game(path, from, game, |steps, target| {
         steps
             .migrate_snapshot(&snapshot, from, target)
             .map(drop)
             .map_err(|e| Failure::file(path, &e))
     })?;
     Ok(summary + &against)
-}
-
-/// Checks a sound file at schema version `from` against the game, if one was given: newer is
-/// an error; an older file goes through `migrate` (the game's steps and its schema version)
-/// when there are steps. Returns what the summary line says about it.
-///
-/// # Errors
-/// [`NewerSchema`](savegame::Error::NewerSchema), or what `migrate` returns.
-pub fn against_game(
-    path: &Path,
-    from: u32,
-    game: Option<Game<'_>>,
-    migrate: impl FnOnce(&Migrations, u32) -> Result<(), Failure>,
-) -> Result<String, Failure> {
-    let Some(game) = game else {
-        return Ok(String::new());
-    };
-    game.refuse_newer(path, from)?;
-    let target = game.schema;
-    Ok(match game.steps {
-        None => String::new(),
-        Some(_) if from == target => "; current with the steps".into(),
-        Some(steps) => {
-            migrate(steps, target)?;
-            format!("; migrates to {target} ({} step(s))", target - from)
-        }
-    })
 }

@@ -194,7 +194,6 @@ pub fn parse_slot(text: &str) -> Result<savegame::SlotId, String> {
     })
 }
 
-
 /// Checks a sound file at schema version `from` against the game, if one was given: newer is
 /// an error; an older file goes through `migrate` (the game's steps and its schema version)
 /// when there are steps. Returns what the summary line says about it.

@@ -68,9 +68,12 @@ use std::ops::Range;
 use std::time::SystemTime;
 
 use super::bytes::{self, Reader};
+use super::frame::crc::check_crc;
+use super::frame::header::check_version_and_flags;
+use super::frame::open::open_body;
+use super::frame::seal::seal_body;
 use super::frame::{
-    self, CRC_LEN, FLAG_ENCRYPTED, FileKind, HEADER_LEN, Key, MAGIC, MAX_METADATA_LEN, NONCE_LEN,
-    TAG_LEN,
+    CRC_LEN, FLAG_ENCRYPTED, FileKind, HEADER_LEN, Key, MAGIC, MAX_METADATA_LEN, NONCE_LEN, TAG_LEN,
 };
 use super::metadata::{self, Metadata};
 use crate::codec::Codec;
@@ -258,7 +261,7 @@ pub(crate) fn seal_chunk(
         let body_start = out.len();
         out.extend_from_slice(payload);
         let (head, body) = out.split_at_mut(body_start);
-        let tag = frame::seal_body(key, &nonce, &head[start..associated_end], body)?;
+        let tag = seal_body(key, &nonce, &head[start..associated_end], body)?;
         out.extend_from_slice(&tag);
     } else {
         out.extend_from_slice(payload);
@@ -322,14 +325,14 @@ impl Chunk {
 /// [`Error::UnsupportedFormat`], [`Error::UnknownFlags`], [`Error::UnknownCodec`],
 /// [`Error::WrongFileKind`], [`Error::Decrypt`].
 pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
-    frame::check_crc(&buf)?;
+    check_crc(&buf)?;
     let format_version = bytes::read_u16(&buf, OFF_VERSION);
-    let encrypted = frame::check_version_and_flags(
+    let encrypted = check_version_and_flags(
         format_version,
         FORMAT_VERSION,
         bytes::read_u16(&buf, OFF_FLAGS),
-        frame::FLAG_ENCRYPTED,
-    )? & frame::FLAG_ENCRYPTED
+        FLAG_ENCRYPTED,
+    )? & FLAG_ENCRYPTED
         != 0;
     let codec = Codec::from_id(buf[OFF_CODEC])?;
     if buf[OFF_FILE_KIND] != FileKind::Replay.id() {
@@ -388,7 +391,7 @@ pub(crate) fn open_chunk(mut buf: Vec<u8>, key: Option<&Key>) -> Result<Chunk> {
                 let mut tag = [0u8; TAG_LEN];
                 tag.copy_from_slice(&buf[body.end..crc_at]);
                 let (head, rest) = buf.split_at_mut(body_start);
-                frame::open_body(
+                open_body(
                     key,
                     &nonce,
                     &head[..meta.end],
@@ -777,9 +780,9 @@ mod tests {
     fn save_readers_refuse_a_replay_chunk_as_malformed() {
         let meta = start_meta().encode().unwrap();
         let chunk = sealed(&header(ChunkKind::Start, 0, 0, false), &meta, &[], None);
-        let err = frame::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
+        let err = crate::format::parse_header(&chunk, Some(chunk.len() as u64)).unwrap_err();
         assert!(matches!(err, Error::Malformed { .. }), "{err}");
-        let err = frame::open(
+        let err = crate::format::open(
             chunk,
             FileKind::Save,
             crate::format::Trust::plain(),

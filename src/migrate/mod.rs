@@ -231,7 +231,7 @@ impl Migrations {
     #[cfg_attr(docsrs, doc(cfg(feature = "json")))]
     pub fn declarative(mut self, file_name: &str, contents: &str) -> Result<Self> {
         let (version, name) = parse_file_name(file_name)?;
-        let ops = patch::parse_ops(contents).map_err(|(op, reason)| Error::StepFile {
+        let ops = patch::parse::parse_ops(contents).map_err(|(op, reason)| Error::StepFile {
             file: file_name.to_owned(),
             op,
             reason,

@@ -47,9 +47,10 @@ impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
 /// A captured memento, encoded when it is saved or its bytes are first needed.
 ///
 /// A save encodes it straight into the file's buffer (or, on many threads, maybe into a
-/// worker's buffer, see [`EncodeAhead`]) and keeps the memento, so a snapshot saved twice encodes it twice and holds no
-/// second copy of its bytes in between. Asking for its bytes ([`Snapshot::encoded`]) encodes
-/// it into a buffer of its own, once, and drops the memento.
+/// worker's buffer, see [`EncodeAhead`](crate::format::EncodeAhead)) and keeps the memento,
+/// so a snapshot saved twice encodes it twice and holds no second copy of its bytes in
+/// between. Asking for its bytes ([`Snapshot::encoded`](crate::Snapshot::encoded)) encodes it
+/// into a buffer of its own, once, and drops the memento.
 pub(super) struct Pending {
     pub(super) memento: Mutex<Option<Box<dyn ErasedMemento>>>,
     pub(super) encoded: OnceLock<Result<Vec<u8>, String>>,

@@ -16,7 +16,7 @@
 //!
 //! - [`memento`]: how one memento is held: encoded bytes (a range of a shared buffer), or a
 //!   captured memento waiting to be encoded.
-//! - [`file`]: a snapshot into and out of a file: opening one, sealing one as a save or as a
+//! - [`file`](mod@file): a snapshot into and out of a file: opening one, sealing one as a save or as a
 //!   journal's delta, applying a delta.
 //! - [`seal`]: how a file is sealed ([`Sealing`], [`SealWith`]) and the sealing of any list of
 //!   mementos, for a snapshot and for a state listed by reference.

@@ -264,6 +264,9 @@ fn the_leaves_import_only_what_they_may() {
         "format::metadata",
         "format::bytes",
         "format::replay",
+        "format::replay::chunk",
+        "format::replay::frames",
+        "format::replay::meta",
     ] {
         may(
             part,

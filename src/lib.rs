@@ -223,7 +223,8 @@ pub use replay::{Recorder, ReplayHeader};
 /// ```
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
-pub use snapshot::{FileSealer, Snapshot};
+pub use snapshot::Snapshot;
+pub use snapshot::sealer::FileSealer;
 pub use state::{Members, Registry, RestoreReport, SaveState};
 
 /// Derives [`Originator`](trait@Originator): a memento struct beside the type and both

@@ -267,9 +267,17 @@ fn the_leaves_import_only_what_they_may() {
     for part in [
         "format",
         "format::frame",
+        "format::frame::crc",
+        "format::frame::header",
+        "format::frame::open",
+        "format::frame::seal",
+        "format::frame::toc",
         "format::metadata",
         "format::bytes",
         "format::replay",
+        "format::replay::chunk",
+        "format::replay::frames",
+        "format::replay::meta",
     ] {
         may(
             part,

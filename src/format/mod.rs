@@ -96,14 +96,16 @@ mod trust;
 
 pub(crate) use ahead::{EncodeAhead, InPlace};
 pub(crate) use bytes::now;
+pub use frame::crc::check_crc;
+pub(crate) use frame::crc::check_crc_in_pieces;
+pub use frame::header::{header_len, parse_header, record_len};
+pub(crate) use frame::open::{Opened, open};
+pub(crate) use frame::seal::{Protect, SealParams, Source, random_nonce, seal_sources};
 pub use frame::{
     CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,
     FLAG_SEGMENTED, FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FileKind, HEADER_LEN,
     Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN, MAX_METADATA_LEN, NONCE_LEN, Protection, Sections,
-    TAG_LEN, check_crc, header_len, parse_header, record_len,
-};
-pub(crate) use frame::{
-    Opened, Protect, SealParams, Source, check_crc_in_pieces, open, random_nonce, seal_sources,
+    TAG_LEN,
 };
 pub use metadata::Metadata;
 pub use trust::Trust;
@@ -126,7 +128,7 @@ pub(crate) use trust::missing_key;
 /// ```
 #[must_use]
 pub fn sniff(bytes: &[u8]) -> Option<FileKind> {
-    kind_byte(bytes).and_then(frame::kind_of)
+    kind_byte(bytes).and_then(frame::header::kind_of)
 }
 
 /// The kind byte of a file that starts with the family's magic, whether or not this version
@@ -134,5 +136,5 @@ pub fn sniff(bytes: &[u8]) -> Option<FileKind> {
 /// do not start with the magic (or are shorter than 14 bytes).
 #[must_use]
 pub fn kind_byte(bytes: &[u8]) -> Option<u8> {
-    frame::kind_byte(bytes)
+    frame::header::kind_byte(bytes)
 }

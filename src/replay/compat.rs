@@ -6,7 +6,7 @@ use serde::de::DeserializeOwned;
 
 use crate::codec::Codec;
 use crate::error::{Error, Result};
-use crate::format::replay::StartMeta;
+use crate::format::replay::meta::StartMeta;
 use crate::migrate::{Document, Migrations, Value};
 use crate::snapshot::Snapshot;
 

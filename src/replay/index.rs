@@ -12,7 +12,10 @@ use super::header::ReplayTotals;
 use super::source::{Located, Source};
 use crate::error::{Error, Result};
 use crate::format::Header;
-use crate::format::replay::{self as chunks, CHUNK_HEADER_LEN, ChunkKind, EndMeta};
+use crate::format::replay::chunk as chunks;
+use crate::format::replay::frames::parse_frames;
+use crate::format::replay::meta::EndMeta;
+use crate::format::replay::{CHUNK_HEADER_LEN, ChunkKind};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
 
@@ -198,7 +201,7 @@ impl Index {
                     if !chunk.meta().is_empty() {
                         return Err(Error::malformed("a frames chunk with meta"));
                     }
-                    let frames = chunks::parse_frames(chunk.payload()?)?;
+                    let frames = parse_frames(chunk.payload()?)?;
                     let count = frames.len() as u64;
                     index.hashed_frames +=
                         frames.iter().filter(|f| f.hash.is_some()).count() as u64;

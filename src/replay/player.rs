@@ -16,7 +16,8 @@ use super::header::{ReplayHeader, duration_of};
 use super::index::{Index, ReplayStatus, open_keyframe};
 use super::source::{self, Located, Source};
 use crate::error::{Error, Result};
-use crate::format::replay::{self as chunks, Chunk, FrameRef};
+use crate::format::replay::chunk::Chunk;
+use crate::format::replay::frames::{FrameRef, parse_frames};
 use crate::format::{Key, Protection, Trust};
 use crate::manager::SaveProfile;
 use crate::migrate::Migrations;
@@ -591,7 +592,7 @@ impl Player {
     fn load(&self, chunk_no: usize) -> Result<Cached> {
         let entry = self.index.frames[chunk_no];
         let chunk = self.source.chunk(&entry.at)?;
-        let frames = chunks::parse_frames(chunk.payload()?)?;
+        let frames = parse_frames(chunk.payload()?)?;
         if frames.len() as u64 != entry.count {
             return Err(Error::malformed(format!(
                 "the frames chunk at byte {} changed since the replay was opened",

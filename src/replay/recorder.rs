@@ -16,10 +16,10 @@ use super::source::{self, StartRead};
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::format::Metadata;
-use crate::format::replay::{
-    self as chunks, ChunkHeader, ChunkKind, EndMeta, FORMAT_VERSION, FramesBuf, MAX_CHUNK_LEN,
-    StartMeta, Stream,
-};
+use crate::format::replay::chunk::seal_chunk;
+use crate::format::replay::frames::FramesBuf;
+use crate::format::replay::meta::{EndMeta, StartMeta};
+use crate::format::replay::{ChunkHeader, ChunkKind, FORMAT_VERSION, MAX_CHUNK_LEN, Stream};
 use crate::format::{self, Key};
 use crate::manager::SaveProfile;
 use crate::slot::SlotId;
@@ -348,7 +348,7 @@ impl Writer {
             Some(key) => Some((key, format::random_nonce()?)),
             None => None,
         };
-        chunks::seal_chunk(&mut self.batch, &header, meta, payload, key)?;
+        seal_chunk(&mut self.batch, &header, meta, payload, key)?;
         self.next_index += 1;
         Ok(())
     }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::format::Key;
-use crate::format::replay::{
-    self as chunks, CHUNK_HEADER_LEN, Chunk, ChunkKind, EndMeta, MAX_CHUNK_LEN, StartMeta, Stream,
-};
+use crate::format::replay::chunk::{self as chunks, Chunk};
+use crate::format::replay::meta::{EndMeta, StartMeta};
+use crate::format::replay::{CHUNK_HEADER_LEN, ChunkKind, MAX_CHUNK_LEN, MAX_START_LEN, Stream};
 use crate::storage::{FsStorage, Storage};
 
 /// A chunk's place in the file, and what it must say about itself.
@@ -87,7 +87,7 @@ pub(crate) fn read_start(
                 "truncated: the file ends inside the replay's start chunk ({file_len} bytes)"
             ))
         })?;
-    if len > chunks::MAX_START_LEN {
+    if len > MAX_START_LEN {
         return Err(Error::malformed(format!(
             "the replay's start chunk claims {len} bytes, more than it can hold"
         )));

@@ -1,0 +1,78 @@
+//! The CRC32 trailer of every file of the family: [`check_crc`] over a whole file in memory,
+//! [`check_crc_in_pieces`] over one read a piece at a time. The CRC is checked before any other
+//! field is trusted, so damage on disk reads as damage (see [`format`](crate::format)).
+
+use super::header::check_magic;
+use super::{CRC_LEN, HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::format::bytes::read_u32;
+
+/// Checks a whole file's magic and its CRC32 trailer, and nothing else.
+///
+/// # Errors
+/// [`Error::NotASave`], [`Error::Malformed`] (too short) or [`Error::ChecksumMismatch`].
+pub fn check_crc(bytes: &[u8]) -> Result<()> {
+    check_magic(bytes)?;
+    if bytes.len() < HEADER_LEN + CRC_LEN {
+        return Err(Error::malformed(format!(
+            "truncated: {} bytes is shorter than the smallest save",
+            bytes.len()
+        )));
+    }
+    let crc_at = bytes.len() - CRC_LEN;
+    let expected = read_u32(bytes, crc_at);
+    let found = crc32fast::hash(&bytes[..crc_at]);
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
+/// How many bytes [`check_crc_in_pieces`] reads at a time.
+pub(super) const CRC_PIECE: usize = 1 << 20;
+
+/// [`check_crc`] over a file of `len` bytes that `read_at(offset, n)` reads piece by piece (at
+/// most a MiB at a time), so a large file is checked without being held in memory whole.
+///
+/// # Errors
+/// As [`check_crc`]; [`Error::Malformed`] when a piece comes back short (the file changed
+/// while it was checked); whatever `read_at` returns.
+pub(crate) fn check_crc_in_pieces(
+    len: u64,
+    mut read_at: impl FnMut(u64, usize) -> Result<Vec<u8>>,
+) -> Result<()> {
+    let total = usize::try_from(len)
+        .map_err(|_| Error::malformed(format!("{len} bytes do not fit in memory")))?;
+    let crc_at = total.saturating_sub(CRC_LEN);
+    let mut hasher = crc32fast::Hasher::new();
+    let mut trailer = Vec::with_capacity(CRC_LEN);
+    let mut offset = 0;
+    while offset < total {
+        let want = (total - offset).min(CRC_PIECE);
+        let piece = read_at(offset as u64, want)?;
+        if piece.len() != want {
+            return Err(Error::malformed("the file changed while it was checked"));
+        }
+        if offset == 0 {
+            check_magic(&piece)?;
+        }
+        let hashed = crc_at.saturating_sub(offset).min(piece.len());
+        hasher.update(&piece[..hashed]);
+        trailer.extend_from_slice(&piece[hashed..]);
+        offset += want;
+    }
+    if total == 0 {
+        check_magic(&[])?;
+    }
+    if total < HEADER_LEN + CRC_LEN {
+        return Err(Error::malformed(format!(
+            "truncated: {total} bytes is shorter than the smallest save"
+        )));
+    }
+    let expected = read_u32(&trailer, 0);
+    let found = hasher.finalize();
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}

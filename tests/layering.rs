@@ -46,7 +46,7 @@ fn modules_in(src: &Path) -> BTreeMap<String, (bool, String)> {
         if let Some(at) = text.find("#[cfg(test)]\nmod tests") {
             text.truncate(at);
         }
-        let code: String = text
+        let code: String = without_strings(&text)
             .lines()
             .map(|l| l.split("//").next().unwrap_or(""))
             .collect::<Vec<_>>()
@@ -54,6 +54,62 @@ fn modules_in(src: &Path) -> BTreeMap<String, (bool, String)> {
         mods.insert(parts.join("::"), (is_dir_mod, code));
     }
     mods
+}
+
+/// `code` with the contents of its string literals (plain and raw) and char literals blanked,
+/// so that a message that says "use --key-file" or a `"//"` reads as no code.
+fn without_strings(code: &str) -> String {
+    let bytes = code.as_bytes();
+    let mut out = String::with_capacity(code.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        // A raw string: r"..." or r#"..."# (any number of #).
+        if c == b'r' && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+        {
+            let hashes = bytes[i + 1..].iter().take_while(|b| **b == b'#').count();
+            if bytes.get(i + 1 + hashes) == Some(&b'"') {
+                let close: String = std::iter::once('"')
+                    .chain("#".repeat(hashes).chars())
+                    .collect();
+                let body = i + 2 + hashes;
+                let end = code[body..]
+                    .find(&close)
+                    .map_or(code.len(), |e| body + e + close.len());
+                out.push_str("\"\"");
+                i = end;
+                continue;
+            }
+        }
+        if c == b'"' {
+            let mut j = i + 1;
+            while j < bytes.len() && bytes[j] != b'"' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            out.push_str("\"\"");
+            // Keep the line breaks, so that `//` comments after a string end where they did.
+            out.extend(code[i..j.min(code.len())].chars().filter(|c| *c == '\n'));
+            i = j + 1;
+            continue;
+        }
+        // A char literal holding a quote or a backslash: '"', '\'', '\\'.
+        if c == b'\'' && matches!(bytes.get(i + 1), Some(b'"')) && bytes.get(i + 2) == Some(&b'\'')
+        {
+            out.push_str("' '");
+            i += 3;
+            continue;
+        }
+        if c == b'\'' && bytes.get(i + 1) == Some(&b'\\') {
+            let end = code[i + 2..].find('\'').map_or(code.len(), |e| i + 3 + e);
+            out.push_str("' '");
+            i = end;
+            continue;
+        }
+        let ch = code[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
 }
 
 /// The paths a `use` tree names: `a::{b, c::{d}}` is `a::b` and `a::c::d`.

@@ -358,10 +358,16 @@ impl Model {
         let reachable = names.clone();
         names.dirs.retain(|dir| reachable.reachable(dir));
         names.files.retain(|path, _| reachable.reachable(path));
+        let named: BTreeSet<usize> = names.files.values().copied().collect();
         let inodes = self
             .inodes
             .iter()
-            .map(|node| {
+            .enumerate()
+            .map(|(inode, node)| {
+                // A file no name reaches is gone: its bytes need no crash of their own.
+                if !named.contains(&inode) {
+                    return Inode::default();
+                }
                 let data = node.crashed(loss);
                 Inode {
                     synced: data.clone(),

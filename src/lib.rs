@@ -139,7 +139,8 @@
 //!   the `savegame-web` crate.
 //!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
-//! the first save into them; a folder the game made itself is the game's to make durable.
+//! the first save into them, and every folder above the save folder is fsynced once before a
+//! storage's first save, whoever made it.
 //! Atomicity rests on `rename` being atomic and on fsync doing what it says; on
 //! Windows the folder cannot be fsynced, and durability of the rename rests on NTFS's journal.
 //! On file systems without hard links, the backup is a copy (slower, equally safe).

@@ -114,6 +114,10 @@
 //!   it began. One that finds damage reads again under the slot's lock before it falls back or
 //!   reports it, so a save running beside it (writing over the file it read, appending a
 //!   delta) is never taken for damage.
+//! - **A failed fsync is final.** A save whose fsync failed returns the error and is never
+//!   built upon nor loaded: its file never gets the slot's name, a delta is cut away from the
+//!   journal, and a folder whose fsync failed is fsynced again before a save into it returns
+//!   `Ok`.
 //! - **Storage is a trait, and a small one.** Nothing outside [`storage`] touches `std::fs`. A
 //!   backend implements `read`, `put`, `delete` and `list`; backups, journals, locks and
 //!   pre-migration copies are the manager's, built on those. A backend without append keeps

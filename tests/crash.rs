@@ -566,10 +566,21 @@ impl savegame::storage::Storage for RequiredOnly {
 /// A manager over `fs`, through every method of `FsStorage` (`all = true`) or through the
 /// required methods alone.
 fn manager_over(fs: &SimFs, all: bool, backups: u32) -> SaveLoadManager {
-    let storage = savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap();
+    manager_built(fs, all, SaveLoadManager::builder().backups(backups))
+}
+
+/// [`manager_over`], compacting a slot's deltas once they outweigh `compact_at` percent of
+/// its base.
+fn manager_compacting(fs: &SimFs, all: bool, backups: u32, compact_at: u32) -> SaveLoadManager {
     let builder = SaveLoadManager::builder()
-        .key(common::key())
-        .backups(backups);
+        .backups(backups)
+        .compact_at(compact_at);
+    manager_built(fs, all, builder)
+}
+
+fn manager_built(fs: &SimFs, all: bool, builder: savegame::ManagerBuilder) -> SaveLoadManager {
+    let storage = savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap();
+    let builder = builder.key(common::key());
     let builder = if all {
         builder.storage(storage)
     } else {
@@ -1026,4 +1037,147 @@ fn a_folder_whose_fsync_failed_is_fsynced_again_before_a_save_into_it_returns_ok
         }
     }
     assert!(images > 500, "{images}");
+}
+
+/// The changes of turn `seed`: the player, labelled with the seed.
+fn labelled_changes(manager: &SaveLoadManager, seed: u64) -> savegame::Snapshot {
+    let mut changes = player_changes(manager, seed).with_label(format!("seed {seed}"));
+    changes.metadata_mut().app_version = "1.0.0".into();
+    changes
+}
+
+fn incremental_seed(manager: &SaveLoadManager) -> u64 {
+    let loaded = manager.load(SLOT).unwrap_or_else(|e| panic!("{e}"));
+    seed_of(&loaded, |s| restore_game(s).unwrap(), expected_after_deltas)
+}
+
+/// A game's run of incremental saves over `fs`: a full save of seed 1, then the changes of
+/// seeds 2 to 6, each an incremental save, going on after one that failed. Right after a
+/// failure, the manager's own loads, and (`fresh`) a new manager's, give the last save that
+/// returned Ok, never the failed one.
+///
+/// `at_folder_fsync`: the fault is at an fsync of the folder. The first delta that fails then
+/// had its bytes fsynced; should it also fail to be cut away durably (the disk still
+/// failing), it is in place like a full save whose folder fsync failed, and may survive a
+/// power cut: the run says so when a crash image at its return loads it.
+fn incremental_run(
+    fs: &SimFs,
+    (all, compact_at): (bool, u32),
+    (fresh, at_folder_fsync): (bool, bool),
+    context: &str,
+) -> Vec<Outcome> {
+    let manager = manager_compacting(fs, all, 1, compact_at);
+    manager
+        .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+        .unwrap();
+    let mut outcomes = vec![Outcome {
+        seed: 1,
+        ok: true,
+        at: fs.op_count(),
+        in_place: false,
+    }];
+    for seed in 2..=6 {
+        let result = manager.save_incremental(SLOT, &labelled_changes(&manager, seed));
+        let last_ok = outcomes.iter().filter(|o| o.ok).map(|o| o.seed).max();
+        if let Err(e) = &result {
+            let own = incremental_seed(&manager);
+            assert_eq!(
+                Some(own),
+                last_ok,
+                "{context}: save {seed} failed ({e}), and its own manager loads {own}"
+            );
+            if fresh {
+                let other = incremental_seed(&manager_compacting(fs, all, 1, compact_at));
+                assert_eq!(
+                    Some(other),
+                    last_ok,
+                    "{context}: save {seed} failed ({e}), and a new manager loads {other}"
+                );
+            }
+        }
+        let first_failure = result.is_err() && outcomes.iter().all(|o| o.ok);
+        let in_place = first_failure
+            && at_folder_fsync
+            && fs.crash_images(fs.op_count()).iter().any(|image| {
+                incremental_seed(&manager_compacting(&image.fs, all, 1, compact_at)) == seed
+            });
+        outcomes.push(Outcome {
+            seed,
+            ok: result.is_ok(),
+            at: fs.op_count(),
+            in_place,
+        });
+    }
+    outcomes
+}
+
+/// EIO at each fsync in turn of a run of incremental saves, once, in a burst, and from then
+/// on: no save that returned Ok is lost after a crash, and no failed one ever loads.
+fn fsync_faults_in_incremental_saves(all: bool, compact_at: u32) -> usize {
+    let probe = SimFs::new();
+    let probe_manager = manager_compacting(&probe, all, 1, compact_at);
+    probe_manager
+        .save(SLOT, &game_snapshot(&probe_manager, 1, ENTITIES))
+        .unwrap();
+    let start = probe.op_count();
+    let mut compactions = 0;
+    for seed in 2..=6 {
+        let report = probe_manager
+            .save_incremental(SLOT, &labelled_changes(&probe_manager, seed))
+            .unwrap();
+        compactions += usize::from(report.compacted.is_some());
+    }
+    assert_eq!(
+        compactions > 0,
+        compact_at < 100,
+        "{compactions} compactions at {compact_at}%"
+    );
+    let probe_ops = probe.ops();
+    let (mut images, mut failures) = (0, 0);
+    for index in fsyncs(&probe, start) {
+        for lasting in [Lasting::Once, Lasting::Burst, Lasting::FromThenOn] {
+            let fs = SimFs::new();
+            let context = format!(
+                "append {all}, compact at {compact_at}%: EIO ({lasting:?}) at {:?} (op {index})",
+                probe_ops[index]
+            );
+            // The base is saved before the fault.
+            arm(&fs, index, lasting);
+            let at_folder_fsync = matches!(probe_ops[index], Op::SyncDir(_));
+            let outcomes = incremental_run(
+                &fs,
+                (all, compact_at),
+                (lasting == Lasting::Once, at_folder_fsync),
+                &context,
+            );
+            // A fault in a compaction fails no save: the delta is in, the compaction is
+            // tried again after the next one.
+            failures += outcomes.iter().filter(|o| !o.ok).count();
+            images += check_every_crash_image(&fs, &outcomes, (index, &context), |image| {
+                let manager = manager_compacting(image, all, 1, compact_at);
+                match manager.load(SLOT) {
+                    Err(Error::SlotEmpty { .. }) => None,
+                    _ => Some(incremental_seed(&manager)),
+                }
+            });
+        }
+    }
+    assert!(failures > 10, "{failures} saves failed");
+    images
+}
+
+#[test]
+fn a_journal_record_whose_fsync_failed_is_never_built_upon_nor_loaded() {
+    assert!(fsync_faults_in_incremental_saves(true, 1_000) > 500);
+}
+
+#[test]
+fn a_delta_object_whose_put_failed_is_never_built_upon_nor_loaded() {
+    assert!(fsync_faults_in_incremental_saves(false, 1_000) > 500);
+}
+
+#[test]
+fn a_compaction_never_makes_a_delta_whose_fsync_failed_part_of_a_base() {
+    assert!(fsync_faults_in_incremental_saves(true, 20) > 500);
+    assert!(fsync_faults_in_incremental_saves(false, 20) > 500);
 }

@@ -618,7 +618,8 @@ impl Engine {
         let name = slot.file_name();
         let held = lock_slot(&self.files, &name)?;
         let (base, base_len) = self.checked_base(slot, &name, changes.codec())?;
-        let state = self.journals.state(&self.files, slot, &name, &base)?;
+        let next = self.journals.state(&self.files, slot, &name, &base)?;
+        let state = next.state;
         let record = changes.seal_delta(
             slot,
             self.files.schema_version,
@@ -634,7 +635,7 @@ impl Engine {
                 limit: self.files.max_file_size,
             });
         }
-        self.journals.append(&self.files, &name, state, &record)?;
+        self.journals.append(&self.files, &name, next, &record)?;
         let mut report = DeltaReport {
             slot,
             sequence: state.next_sequence,
@@ -663,7 +664,8 @@ impl Engine {
     /// A compaction with the slot's lock held. It refuses a slot whose base is damaged: the
     /// base it would merge is a backup, older than the deltas, and a new base written from it
     /// would roll the slot back and drop them for good. Its load is under the lock, so a
-    /// damaged base is damage on the disk, not a save half-way through.
+    /// damaged base is damage on the disk, not a save half-way through; and it never applies
+    /// a delta whose store failed (see [`journal`](super::journal)).
     fn compact_locked(&self, slot: SlotId, held: &StorageLock) -> Result<SaveReport> {
         let loaded = self.load_locked(slot, held)?;
         if let Some(backup) = loaded.report.recovered_from_backup {

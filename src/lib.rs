@@ -108,9 +108,16 @@
 //!   in its [`LoadReport`]. A damaged file is never rotated into the backups: a save checks
 //!   the current file's CRC32 over every byte (a piece at a time) before demoting it, and an
 //!   incremental save checks its base the same way before appending to it.
-//! - **Loads are never stale.** A load takes no lock; it checks, once it has read the base and
-//!   its journal, that no save replaced the base meanwhile, and reads again if one did. So it
-//!   gives a state at least as new as every save that returned before it began.
+//! - **Loads are never stale, nor falsely alarmed.** A load takes no lock; it checks, once it
+//!   has read the base and its journal, that no save replaced the base meanwhile, and reads
+//!   again if one did. So it gives a state at least as new as every save that returned before
+//!   it began. One that finds damage reads again under the slot's lock before it falls back or
+//!   reports it, so a save running beside it (writing over the file it read, appending a
+//!   delta) is never taken for damage.
+//! - **A failed fsync is final.** A save whose fsync failed returns the error and is never
+//!   built upon nor loaded: its file never gets the slot's name, a delta is cut away from the
+//!   journal, and a folder whose fsync failed is fsynced again before a save into it returns
+//!   `Ok`.
 //! - **Storage is a trait, and a small one.** Nothing outside [`storage`] touches `std::fs`. A
 //!   backend implements `read`, `put`, `delete` and `list`; backups, journals, locks and
 //!   pre-migration copies are the manager's, built on those. A backend without append keeps
@@ -139,7 +146,8 @@
 //!   the `savegame-web` crate.
 //!
 //! **Limits.** The folders the library creates are made durable (each parent fsynced) before
-//! the first save into them; a folder the game made itself is the game's to make durable.
+//! the first save into them, and every folder above the save folder is fsynced once before a
+//! storage's first save, whoever made it.
 //! Atomicity rests on `rename` being atomic and on fsync doing what it says; on
 //! Windows the folder cannot be fsynced, and durability of the rename rests on NTFS's journal.
 //! On file systems without hard links, the backup is a copy (slower, equally safe).

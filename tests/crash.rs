@@ -566,10 +566,21 @@ impl savegame::storage::Storage for RequiredOnly {
 /// A manager over `fs`, through every method of `FsStorage` (`all = true`) or through the
 /// required methods alone.
 fn manager_over(fs: &SimFs, all: bool, backups: u32) -> SaveLoadManager {
-    let storage = savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap();
+    manager_built(fs, all, SaveLoadManager::builder().backups(backups))
+}
+
+/// [`manager_over`], compacting a slot's deltas once they outweigh `compact_at` percent of
+/// its base.
+fn manager_compacting(fs: &SimFs, all: bool, backups: u32, compact_at: u32) -> SaveLoadManager {
     let builder = SaveLoadManager::builder()
-        .key(common::key())
-        .backups(backups);
+        .backups(backups)
+        .compact_at(compact_at);
+    manager_built(fs, all, builder)
+}
+
+fn manager_built(fs: &SimFs, all: bool, builder: savegame::ManagerBuilder) -> SaveLoadManager {
+    let storage = savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap();
+    let builder = builder.key(common::key());
     let builder = if all {
         builder.storage(storage)
     } else {
@@ -818,4 +829,355 @@ fn io_faults_at_every_operation_of_a_save_through_the_required_methods_keep_the_
             );
         }
     }
+}
+
+// ---- R9: a failed fsync is final. ----
+//
+// `SimFs` loses for good the bytes an fsync failed to write, as Linux does, and leaves the
+// entries of a folder whose fsync failed pending. Each test below fails an fsync of a run in
+// turn, then checks every crash image of every point of the run: every save that returned Ok
+// loads (or a newer one), and a save that failed is never what a load returns.
+
+/// A save folder below three folders that do not exist yet.
+const NEW_TREE: &str = "/studio/game/saves";
+
+/// What became of one save of a run.
+#[derive(Debug)]
+struct Outcome {
+    /// The seed it saved.
+    seed: u64,
+    ok: bool,
+    /// How many operations had been logged when it returned.
+    at: usize,
+    /// A save that failed only at the fsync of its folder, after its file (whole, fsynced) was
+    /// renamed into place: it is in place but not known to be durable, and loads until a
+    /// power cut takes it (the one failed save that may load; see the README's guarantees).
+    in_place: bool,
+}
+
+/// The seed of the game a loaded snapshot holds (its label says which, its contents must
+/// agree), checked against `expected(seed)`.
+fn seed_of<T: PartialEq + std::fmt::Debug>(
+    loaded: &savegame::Loaded,
+    restore: impl Fn(&savegame::Snapshot) -> T,
+    expected: impl Fn(u64) -> T,
+) -> u64 {
+    let label = &loaded.snapshot.metadata().label;
+    let seed: u64 = label
+        .strip_prefix("seed ")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("label {label:?}"));
+    assert_eq!(restore(&loaded.snapshot), expected(seed), "{label}");
+    seed
+}
+
+/// Which fsyncs (of a file or of a folder) of `fs`'s log come at or after `from`.
+fn fsyncs(fs: &SimFs, from: usize) -> Vec<usize> {
+    let ops = fs.ops();
+    (from..ops.len())
+        .filter(|&i| matches!(ops[i], Op::Sync(_) | Op::SyncDir(_)))
+        .collect()
+}
+
+/// How a fault at an fsync lasts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lasting {
+    /// The fsync fails, and the disk works again.
+    Once,
+    /// The fsync fails and so do the next three operations (whatever cleans up after it),
+    /// then the disk works again.
+    Burst,
+    /// Every operation fails from the fsync on, but removing a file.
+    FromThenOn,
+}
+
+fn arm(fs: &SimFs, at: usize, lasting: Lasting) {
+    let (mode, count) = match lasting {
+        Lasting::Once => (FaultMode::Once, 1),
+        Lasting::Burst => (FaultMode::Once, 4),
+        Lasting::FromThenOn => (FaultMode::FromThenOn, 1),
+    };
+    // A failed operation is not logged: each `Once` fault at `at` fails the next operation.
+    for _ in 0..count {
+        fs.inject(Fault {
+            at,
+            kind: FaultKind::Io,
+            mode,
+        });
+    }
+}
+
+/// Checks every crash image of every point of `fs`'s log from `from` on against the run's
+/// `outcomes`: `load(image)` gives the seed loaded (`None`: the slot is empty). After a save
+/// returned Ok, it loads, or a newer one; after a save returned an error, it never loads.
+/// (Before the fault, at `from`, a run is the same as one without faults, whose every crash
+/// point the tests above check.)
+fn check_every_crash_image(
+    fs: &SimFs,
+    outcomes: &[Outcome],
+    (from, context): (usize, &str),
+    load: impl Fn(&SimFs) -> Option<u64>,
+) -> usize {
+    let mut images = 0;
+    for at in from..=fs.op_count() {
+        let returned = outcomes
+            .iter()
+            .filter(|o| o.ok && o.at <= at)
+            .map(|o| o.seed)
+            .max();
+        for image in fs.crash_images(at) {
+            let loaded = load(&image.fs);
+            let what = || {
+                format!(
+                    "{context}: crash after op {at} (kept {} of {} folder entries, unsynced data \
+                     {:?})",
+                    image.entries_kept, image.entries_pending, image.data
+                )
+            };
+            if let Some(want) = returned {
+                assert!(
+                    loaded >= Some(want),
+                    "{}: save {want} returned Ok, but the slot loads {loaded:?}",
+                    what()
+                );
+            }
+            if let Some(seed) = loaded {
+                // A crash before a save returns may keep it or not, whatever it would have
+                // returned; once it has returned an error, it is never what loads.
+                let outcome = outcomes.iter().find(|o| o.seed == seed).unwrap();
+                assert!(
+                    outcome.ok || outcome.in_place || outcome.at > at,
+                    "{}: save {seed} failed, and the slot loads it",
+                    what()
+                );
+            }
+            images += 1;
+        }
+    }
+    images
+}
+
+/// A game's run: it builds its manager (again, should that fail) over `NEW_TREE`, then saves
+/// seeds 1 to 4, going on after a failed save. A disk that never works again saves nothing.
+fn build_and_save(fs: &SimFs) -> Vec<Outcome> {
+    let built = (0..3).find_map(|_| {
+        let storage = savegame::storage::FsStorage::with_file_system(NEW_TREE, fs.clone());
+        let manager = SaveLoadManager::builder()
+            .storage(storage.ok()?)
+            .key(common::key())
+            .build();
+        manager.ok()
+    });
+    let Some(manager) = built else {
+        return Vec::new();
+    };
+    let primary = Path::new(NEW_TREE).join(SLOT.file_name());
+    (1..=4)
+        .map(|seed| {
+            let start = fs.op_count();
+            let ok = manager
+                .save(SLOT, &game_snapshot(&manager, seed, ENTITIES))
+                .is_ok();
+            Outcome {
+                seed,
+                ok,
+                at: fs.op_count(),
+                in_place: !ok && failed_after_its_commit(&fs.ops()[start..], &primary),
+            }
+        })
+        .collect()
+}
+
+/// Whether a failed save, whose logged operations are `ops`, failed only after its commit:
+/// the fsync of its file succeeded (failed operations are not logged), the file was renamed
+/// over `primary`, and nothing after that succeeded (the folder's fsync failed).
+fn failed_after_its_commit(ops: &[Op], primary: &Path) -> bool {
+    let Some(Op::Rename { from, to }) = ops.last() else {
+        return false;
+    };
+    let written = ops
+        .iter()
+        .rposition(|op| matches!(op, Op::Write { path, .. } if path == from));
+    let synced = ops.iter().rposition(|op| *op == Op::Sync(from.clone()));
+    to == primary && synced > written
+}
+
+fn new_tree_seed(fs: &SimFs) -> Option<u64> {
+    let storage = savegame::storage::FsStorage::with_file_system(NEW_TREE, fs.clone()).unwrap();
+    let manager = SaveLoadManager::builder()
+        .storage(storage)
+        .key(common::key())
+        .build()
+        .unwrap();
+    match manager.load(SLOT) {
+        Ok(loaded) => Some(seed_of(
+            &loaded,
+            |s| restore_game(s).unwrap(),
+            |seed| expected_game(seed, ENTITIES),
+        )),
+        Err(Error::SlotEmpty { .. }) => None,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn a_folder_whose_fsync_failed_is_fsynced_again_before_a_save_into_it_returns_ok() {
+    let probe = SimFs::new();
+    let outcomes = build_and_save(&probe);
+    assert!(outcomes.iter().all(|o| o.ok), "{outcomes:?}");
+    let probe_ops = probe.ops();
+    let mut images = 0;
+    for index in fsyncs(&probe, 0) {
+        for lasting in [Lasting::Once, Lasting::Burst, Lasting::FromThenOn] {
+            let fs = SimFs::new();
+            arm(&fs, index, lasting);
+            let outcomes = build_and_save(&fs);
+            let context = format!("EIO ({lasting:?}) at {:?} (op {index})", probe_ops[index]);
+            images += check_every_crash_image(&fs, &outcomes, (index, &context), new_tree_seed);
+        }
+    }
+    assert!(images > 500, "{images}");
+}
+
+/// The changes of turn `seed`: the player, labelled with the seed.
+fn labelled_changes(manager: &SaveLoadManager, seed: u64) -> savegame::Snapshot {
+    let mut changes = player_changes(manager, seed).with_label(format!("seed {seed}"));
+    changes.metadata_mut().app_version = "1.0.0".into();
+    changes
+}
+
+fn incremental_seed(manager: &SaveLoadManager) -> u64 {
+    let loaded = manager.load(SLOT).unwrap_or_else(|e| panic!("{e}"));
+    seed_of(&loaded, |s| restore_game(s).unwrap(), expected_after_deltas)
+}
+
+/// A game's run of incremental saves over `fs`: a full save of seed 1, then the changes of
+/// seeds 2 to 6, each an incremental save, going on after one that failed. Right after a
+/// failure, the manager's own loads, and (`fresh`) a new manager's, give the last save that
+/// returned Ok, never the failed one.
+///
+/// `at_folder_fsync`: the fault is at an fsync of the folder. The first delta that fails then
+/// had its bytes fsynced; should it also fail to be cut away durably (the disk still
+/// failing), it is in place like a full save whose folder fsync failed, and may survive a
+/// power cut: the run says so when a crash image at its return loads it.
+fn incremental_run(
+    fs: &SimFs,
+    (all, compact_at): (bool, u32),
+    (fresh, at_folder_fsync): (bool, bool),
+    context: &str,
+) -> Vec<Outcome> {
+    let manager = manager_compacting(fs, all, 1, compact_at);
+    manager
+        .save(SLOT, &game_snapshot(&manager, 1, ENTITIES))
+        .unwrap();
+    let mut outcomes = vec![Outcome {
+        seed: 1,
+        ok: true,
+        at: fs.op_count(),
+        in_place: false,
+    }];
+    for seed in 2..=6 {
+        let result = manager.save_incremental(SLOT, &labelled_changes(&manager, seed));
+        let last_ok = outcomes.iter().filter(|o| o.ok).map(|o| o.seed).max();
+        if let Err(e) = &result {
+            let own = incremental_seed(&manager);
+            assert_eq!(
+                Some(own),
+                last_ok,
+                "{context}: save {seed} failed ({e}), and its own manager loads {own}"
+            );
+            if fresh {
+                let other = incremental_seed(&manager_compacting(fs, all, 1, compact_at));
+                assert_eq!(
+                    Some(other),
+                    last_ok,
+                    "{context}: save {seed} failed ({e}), and a new manager loads {other}"
+                );
+            }
+        }
+        let first_failure = result.is_err() && outcomes.iter().all(|o| o.ok);
+        let in_place = first_failure
+            && at_folder_fsync
+            && fs.crash_images(fs.op_count()).iter().any(|image| {
+                incremental_seed(&manager_compacting(&image.fs, all, 1, compact_at)) == seed
+            });
+        outcomes.push(Outcome {
+            seed,
+            ok: result.is_ok(),
+            at: fs.op_count(),
+            in_place,
+        });
+    }
+    outcomes
+}
+
+/// EIO at each fsync in turn of a run of incremental saves, once, in a burst, and from then
+/// on: no save that returned Ok is lost after a crash, and no failed one ever loads.
+fn fsync_faults_in_incremental_saves(all: bool, compact_at: u32) -> usize {
+    let probe = SimFs::new();
+    let probe_manager = manager_compacting(&probe, all, 1, compact_at);
+    probe_manager
+        .save(SLOT, &game_snapshot(&probe_manager, 1, ENTITIES))
+        .unwrap();
+    let start = probe.op_count();
+    let mut compactions = 0;
+    for seed in 2..=6 {
+        let report = probe_manager
+            .save_incremental(SLOT, &labelled_changes(&probe_manager, seed))
+            .unwrap();
+        compactions += usize::from(report.compacted.is_some());
+    }
+    assert_eq!(
+        compactions > 0,
+        compact_at < 100,
+        "{compactions} compactions at {compact_at}%"
+    );
+    let probe_ops = probe.ops();
+    let (mut images, mut failures) = (0, 0);
+    for index in fsyncs(&probe, start) {
+        for lasting in [Lasting::Once, Lasting::Burst, Lasting::FromThenOn] {
+            let fs = SimFs::new();
+            let context = format!(
+                "append {all}, compact at {compact_at}%: EIO ({lasting:?}) at {:?} (op {index})",
+                probe_ops[index]
+            );
+            // The base is saved before the fault.
+            arm(&fs, index, lasting);
+            let at_folder_fsync = matches!(probe_ops[index], Op::SyncDir(_));
+            let outcomes = incremental_run(
+                &fs,
+                (all, compact_at),
+                (lasting == Lasting::Once, at_folder_fsync),
+                &context,
+            );
+            // A fault in a compaction fails no save: the delta is in, the compaction is
+            // tried again after the next one.
+            failures += outcomes.iter().filter(|o| !o.ok).count();
+            images += check_every_crash_image(&fs, &outcomes, (index, &context), |image| {
+                let manager = manager_compacting(image, all, 1, compact_at);
+                match manager.load(SLOT) {
+                    Err(Error::SlotEmpty { .. }) => None,
+                    _ => Some(incremental_seed(&manager)),
+                }
+            });
+        }
+    }
+    assert!(failures > 10, "{failures} saves failed");
+    images
+}
+
+#[test]
+fn a_journal_record_whose_fsync_failed_is_never_built_upon_nor_loaded() {
+    assert!(fsync_faults_in_incremental_saves(true, 1_000) > 500);
+}
+
+#[test]
+fn a_delta_object_whose_put_failed_is_never_built_upon_nor_loaded() {
+    assert!(fsync_faults_in_incremental_saves(false, 1_000) > 500);
+}
+
+#[test]
+fn a_compaction_never_makes_a_delta_whose_fsync_failed_part_of_a_base() {
+    assert!(fsync_faults_in_incremental_saves(true, 20) > 500);
+    assert!(fsync_faults_in_incremental_saves(false, 20) > 500);
 }

@@ -18,6 +18,7 @@ use crate::format::Header;
 use crate::migrate::Migrations;
 use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
 use crate::snapshot::{SealWith, Snapshot};
+use crate::storage::StorageLock;
 
 /// Everything a manager knows and does, shared with its worker thread.
 #[derive(Debug)]
@@ -38,6 +39,14 @@ pub(crate) struct Engine {
 /// How many times a load reads a slot without its lock before it takes the lock: each retry
 /// follows a save that replaced the base while the load read it.
 const OPTIMISTIC_LOADS: usize = 3;
+
+/// Whether a load found anything wrong: a backup loaded, a problem with the primary file or
+/// with the journal.
+fn troubled(report: &LoadReport) -> bool {
+    report.recovered_from_backup.is_some()
+        || report.primary_problem.is_some()
+        || report.journal_problem.is_some()
+}
 
 /// What identifies one base file of a slot: its length and the header fields that change with
 /// every full save. A load compares the base it read with the slot's primary file afterwards.
@@ -284,35 +293,70 @@ impl Engine {
 
     /// Loads a slot: the newest sound copy of its base, its journal's deltas, then migration.
     ///
-    /// A load takes no lock, so a game's load never waits for a save; but a full save or a
-    /// compaction may replace the base and remove the journal between the load's read of the
-    /// one and of the other, which would give an older state with nothing reported. So once it
-    /// has read both, the load checks that the slot's primary file is still the base it read,
-    /// and reads again if it is not. After [`OPTIMISTIC_LOADS`] such retries it reads under the
-    /// slot's lock. (A load that fell back to a backup needs no check: the primary was missing
-    /// or damaged, and a save that replaced it began after the load did.)
+    /// A load takes no lock, so a game's load never waits for a save; but a save running
+    /// beside it can make what it reads look older or damaged when nothing is:
+    ///
+    /// - A full save or a compaction may replace the base and remove the journal between the
+    ///   load's read of the one and of the other, which would give an older state with nothing
+    ///   reported. So once it has read both, the load checks that the slot's primary file is
+    ///   still the base it read, and reads again if it is not. After [`OPTIMISTIC_LOADS`] such
+    ///   retries it reads under the slot's lock.
+    /// - Whatever else it reads may be half-way through a change: the file it opened written
+    ///   over in place when saves recycle it as the slot's spare (torn bytes, a checksum
+    ///   mismatch, then a backup), a delta half appended (a torn tail), a compaction's new base
+    ///   beside the journal it is about to remove (deltas for another base). So a load that
+    ///   finds anything wrong (a backup loaded, a problem with the primary file or the journal,
+    ///   an error other than an empty slot) reads again under the slot's lock, which every
+    ///   writer of the slot holds while it writes: what it finds then is what is on the disk,
+    ///   and it is what the load returns.
+    ///
+    /// Checking again costs a load nothing until something looks wrong, so the spare keeps its
+    /// speed: an in-place write that a reader may see torn is the price of a spare, and the
+    /// lock is how a reader tells a torn read from a damaged file. Where the lock cannot be
+    /// taken (a read-only folder), no save of this crate can be writing the slot either (each
+    /// takes that lock first), and what the load read stands.
     pub(super) fn load(&self, slot: SlotId) -> Result<Loaded> {
         let name = slot.file_name();
+        let mut unlocked = None;
         for _ in 0..OPTIMISTIC_LOADS {
-            let loaded = self.load_unlocked(slot)?;
-            if loaded.report.recovered_from_backup.is_some() {
-                return Ok(loaded);
-            }
-            let base = &loaded.report.header;
-            let read = Stamp::of(base, base.sections().crc.end);
-            if let Ok(Some((now, len))) = self.files.read_header(&name)
-                && Stamp::of(&now, len) == read
-            {
-                return Ok(loaded);
+            match self.read_slot(slot) {
+                Ok(loaded) if !troubled(&loaded.report) => {
+                    let base = &loaded.report.header;
+                    let read = Stamp::of(base, base.sections().crc.end);
+                    if let Ok(Some((now, len))) = self.files.read_header(&name)
+                        && Stamp::of(&now, len) == read
+                    {
+                        return Ok(loaded);
+                    }
+                }
+                // Nothing there is nothing a save half-way through makes of a slot: a save
+                // replaces a file, never removes one. And an error about a file that read
+                // whole and sound (a failed migration step, a wrong key, a newer save) is the
+                // file's: only damage and I/O can come of reading beside a save.
+                Err(e) if !(e.is_corruption() || matches!(e, Error::Io { .. })) => return Err(e),
+                found => {
+                    unlocked = Some(found);
+                    break;
+                }
             }
         }
-        let _lock = lock_slot(&self.files, &name)?;
-        self.load_unlocked(slot)
+        match (lock_slot(&self.files, &name), unlocked) {
+            (Ok(held), _) => self.load_locked(slot, &held),
+            (Err(_), Some(found)) => found,
+            (Err(e), None) => Err(e),
+        }
     }
 
-    /// [`load`](Self::load) without the check: for callers that hold the slot's lock, or that
-    /// retry.
-    pub(super) fn load_unlocked(&self, slot: SlotId) -> Result<Loaded> {
+    /// [`load`](Self::load) for a caller that holds the slot's lock (`held`): no save can be
+    /// half-way through, so what it reads is what is on the disk.
+    pub(super) fn load_locked(&self, slot: SlotId, held: &StorageLock) -> Result<Loaded> {
+        let _ = held;
+        self.read_slot(slot)
+    }
+
+    /// One read of the slot, trusting what it reads: right only under the slot's lock, or
+    /// checked as [`load`](Self::load) does.
+    fn read_slot(&self, slot: SlotId) -> Result<Loaded> {
         let name = slot.file_name();
         // The backups are looked for (a listing of the storage) only once the primary file
         // has failed: a sound save loads with no listing.
@@ -574,9 +618,10 @@ impl Engine {
     /// its share of the base.
     pub(super) fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
         let name = slot.file_name();
-        let _lock = lock_slot(&self.files, &name)?;
+        let held = lock_slot(&self.files, &name)?;
         let (base, base_len) = self.checked_base(slot, &name, changes.codec())?;
-        let state = self.journals.state(&self.files, slot, &name, &base)?;
+        let next = self.journals.state(&self.files, slot, &name, &base)?;
+        let state = next.state;
         if changes.is_empty()
             && changes.deleted_ids().len() == 0
             && changes.metadata().shows_as(&self.shown(&name, &base))
@@ -606,7 +651,7 @@ impl Engine {
                 limit: self.files.max_file_size,
             });
         }
-        self.journals.append(&self.files, &name, state, &record)?;
+        self.journals.append(&self.files, &name, next, &record)?;
         let mut report = DeltaReport {
             slot,
             sequence: state.next_sequence,
@@ -618,7 +663,7 @@ impl Engine {
         if journal_len.saturating_mul(100)
             > base_len.saturating_mul(u64::from(self.compact_percent))
         {
-            match self.compact_locked(slot) {
+            match self.compact_locked(slot, &held) {
                 Ok(saved) => report.compacted = Some(saved),
                 Err(e) => report.compaction_error = Some(e),
             }
@@ -637,15 +682,17 @@ impl Engine {
 
     /// Merges the slot's base and deltas into a new base, with the slot's lock taken.
     pub(super) fn compact(&self, slot: SlotId) -> Result<SaveReport> {
-        let _lock = lock_slot(&self.files, &slot.file_name())?;
-        self.compact_locked(slot)
+        let held = lock_slot(&self.files, &slot.file_name())?;
+        self.compact_locked(slot, &held)
     }
 
     /// A compaction with the slot's lock held. It refuses a slot whose base is damaged: the
     /// base it would merge is a backup, older than the deltas, and a new base written from it
-    /// would roll the slot back and drop them for good.
-    fn compact_locked(&self, slot: SlotId) -> Result<SaveReport> {
-        let loaded = self.load_unlocked(slot)?;
+    /// would roll the slot back and drop them for good. Its load is under the lock, so a
+    /// damaged base is damage on the disk, not a save half-way through; and it never applies
+    /// a delta whose store failed (see [`journal`](super::journal)).
+    fn compact_locked(&self, slot: SlotId, held: &StorageLock) -> Result<SaveReport> {
+        let loaded = self.load_locked(slot, held)?;
         if let Some(backup) = loaded.report.recovered_from_backup {
             let problem = loaded.report.primary_problem.unwrap_or_default();
             return Err(Error::FullSaveNeeded {

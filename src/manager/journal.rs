@@ -16,13 +16,40 @@
 //! A slot's deltas are read and written in the form its storage supports. Deltas in the other
 //! form (a folder written by a storage of the other kind) are not applied, and the load reports
 //! them rather than drop them unseen.
+//!
+//! # A failed write is final
+//!
+//! A delta whose append failed (its write, or its fsync: on Linux a failed fsync marks the
+//! pages it failed to write clean, so they stay readable until a power cut and are gone after
+//! it, whatever later fsyncs do) may be in the journal, whole and readable. Nothing may build
+//! on it, and no load may return it:
+//!
+//! - Before the failed incremental save returns its error, the delta is cut away: the journal
+//!   is put again (crash-safely: a new file, fsynced, renamed over it) with the records before
+//!   it, or removed when there were none; a delta object is deleted.
+//! - Should the cut fail too, the manager keeps the failed record: its loads stop before it
+//!   (the report says why), and its next incremental save cuts it away as it writes the next
+//!   delta. A compaction merges only what such a load gives.
+//! - The manager appends only at an end it made durable itself (an append whose fsync
+//!   succeeded, or a put). A journal it has not written so (its first incremental save of a
+//!   run, or after another process appended) is put again whole with the new record instead:
+//!   every byte written again and fsynced, so a record whose fsync failed in another process
+//!   that could not cut it, readable from the page cache, is made durable rather than left a
+//!   hole under the records after it.
+//!
+//! *Limits:* a manager that never learnt of the failure (another process, or this one after a
+//! restart) sees a failed record that could not be cut as any other, and loads it, until a
+//! power cut takes it (the load then stops before it). A delta whose bytes were fsynced and
+//! whose only failure was the folder's fsync (for a new journal or a delta object), and that
+//! could not be cut away either, is in place as a full save in the same case is: it may
+//! survive a power cut.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::files::Files;
 use super::locks::lock;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::{self, FileKind, Header};
 use crate::slot::{SlotFile, SlotId, delta_name, journal_name};
 use crate::snapshot::Snapshot;
@@ -73,10 +100,28 @@ struct Scan {
     problem: Option<String>,
 }
 
-/// The journals a manager appended to or read whole: where each ends, for which base.
+/// Where the next delta goes: after the deltas `state` describes, appended, or (`rewrite`)
+/// with the journal put again whole, its valid records first.
+#[derive(Debug)]
+pub(crate) struct Next {
+    pub(super) state: JournalState,
+    rewrite: Option<Vec<u8>>,
+}
+
+/// The deltas for one base whose store failed and that could not be cut away: their records
+/// (each may still be in the journal, or in place as an object, until a store succeeds).
+#[derive(Debug, Clone)]
+struct Failed {
+    base_generation: u64,
+    records: Vec<Vec<u8>>,
+}
+
+/// The journals a manager made durable itself: where each ends, for which base; and the
+/// deltas whose store failed that are still to be cut away.
 #[derive(Debug, Default)]
 pub(crate) struct Journals {
     known: Mutex<HashMap<String, JournalState>>,
+    failed: Mutex<HashMap<String, Failed>>,
 }
 
 impl Journals {
@@ -86,11 +131,21 @@ impl Journals {
         lock(&self.known).remove(name);
     }
 
+    /// The records of deltas for `base_generation` of `name` whose store failed and that are
+    /// still to be cut away.
+    fn failed(&self, name: &str, base_generation: u64) -> Vec<Vec<u8>> {
+        lock(&self.failed)
+            .get(name)
+            .filter(|f| f.base_generation == base_generation)
+            .map_or_else(Vec::new, |f| f.records.clone())
+    }
+
     /// Removes every delta of the slot whose primary file is `name`, after a full save made
     /// them obsolete. Best effort: deltas that remain name the old base's generation, are
     /// ignored by loads, and are dropped by the next incremental save.
     pub(super) fn clear(&self, files: &Files, name: &str) {
         self.forget(name);
+        lock(&self.failed).remove(name);
         if files.storage.can_append() {
             let _ = files.delete(&journal_name(name));
         } else if let Ok(count) = count_objects(files, name) {
@@ -98,16 +153,18 @@ impl Journals {
         }
     }
 
-    /// Where the slot's deltas end and which sequence number comes next; a torn, damaged or
-    /// stale tail is dropped first (crash-safely: the journal is put again without it, or the
-    /// objects past it are deleted, last first).
+    /// Where the slot's next delta goes. Appended after the end this manager made durable, if
+    /// the journal still ends there; else the deltas are read, and those that fit `base` (not
+    /// a torn, damaged or stale tail, nor a delta whose store failed) are kept: the journal is
+    /// to be put again with them and the new record (see the module docs), and delta objects
+    /// past them are deleted, last first.
     pub(super) fn state(
         &self,
         files: &Files,
         slot: SlotId,
         name: &str,
         base: &Header,
-    ) -> Result<JournalState> {
+    ) -> Result<Next> {
         let known = lock(&self.known).get(name).copied();
         let appends = files.storage.can_append();
         if let Some(state) = known
@@ -123,48 +180,86 @@ impl Journals {
                 !files.exists(&delta_name(name, state.next_sequence))?
             };
             if unchanged {
-                return Ok(state);
+                return Ok(Next {
+                    state,
+                    rewrite: None,
+                });
             }
         }
         let stored = self.read(files, name)?;
-        let scan = self.scan(files, slot, &stored.bytes, base);
-        if appends && scan.valid_len < stored.bytes.len() {
-            let journal = journal_name(name);
-            if scan.valid_len == 0 {
-                files.delete(&journal)?;
-            } else {
-                files.put(&journal, &stored.bytes[..scan.valid_len])?;
-            }
-        } else if !appends {
-            delete_objects(files, name, scan.records.len() as u64 + 1, stored.objects)?;
-        }
-        Ok(JournalState {
+        let failed = self.failed(name, base.generation);
+        let scan = self.scan(files, slot, &stored.bytes, base, &failed);
+        let state = JournalState {
             base_generation: base.generation,
             len: scan.valid_len as u64,
             next_sequence: scan.records.len() as u64 + 1,
-        })
+        };
+        if !appends {
+            delete_objects(files, name, state.next_sequence, stored.objects)?;
+            return Ok(Next {
+                state,
+                rewrite: None,
+            });
+        }
+        // A journal that exists, not made durable by this manager: put again whole.
+        let exists = stored.objects > 0;
+        let rewrite = exists.then(|| stored.bytes[..scan.valid_len].to_vec());
+        Ok(Next { state, rewrite })
     }
 
-    /// Stores `record`, delta number `state.next_sequence`, durably: appended to the journal,
-    /// or put as an object of its own.
+    /// Stores `record`, delta number `next.state.next_sequence`, durably: appended to the
+    /// journal, put with it again whole, or put as an object of its own. Should that fail, the
+    /// delta is cut away before the error is returned (see the module docs).
+    ///
+    /// # Errors
+    /// The storage's error storing the delta; the slot's deltas are then as `next.state` says
+    /// (or, if the cut failed too, the manager's loads and next delta ignore the failed one).
     pub(super) fn append(
         &self,
         files: &Files,
         name: &str,
-        state: JournalState,
+        next: Next,
         record: &[u8],
     ) -> Result<JournalState> {
-        // Until the append is known to have completed, the journal's end is unknown.
+        // Until the delta is known to be durable, the journal's end is unknown.
         self.forget(name);
-        if files.storage.can_append() {
-            let journal = journal_name(name);
+        let state = next.state;
+        let journal = journal_name(name);
+        let stored = if !files.storage.can_append() {
+            files.put(&delta_name(name, state.next_sequence), record)
+        } else if let Some(valid) = &next.rewrite {
+            files.put(&journal, &[valid.as_slice(), record].concat())
+        } else {
             files
                 .storage
                 .append(&journal, record)
-                .map_err(|e| files.error(&journal, e))?;
-        } else {
-            files.put(&delta_name(name, state.next_sequence), record)?;
+                .map_err(|e| files.error(&journal, e))
+        };
+        if let Err(e) = stored {
+            match self.cut(files, name, &next) {
+                // The deltas are those before it, durably: none that failed is left.
+                Ok(()) => {
+                    lock(&self.failed).remove(name);
+                    lock(&self.known).insert(name.to_owned(), state);
+                }
+                Err(_) => {
+                    // Kept with any earlier one not cut away either: which of them is on the
+                    // disk depends on where each store failed.
+                    let mut failed = lock(&self.failed);
+                    let entry = failed.entry(name.to_owned()).or_insert_with(|| Failed {
+                        base_generation: state.base_generation,
+                        records: Vec::new(),
+                    });
+                    if entry.base_generation != state.base_generation {
+                        entry.base_generation = state.base_generation;
+                        entry.records.clear();
+                    }
+                    entry.records.push(record.to_vec());
+                }
+            }
+            return Err(e);
         }
+        lock(&self.failed).remove(name);
         let next = JournalState {
             base_generation: state.base_generation,
             len: state.len + record.len() as u64,
@@ -174,11 +269,44 @@ impl Journals {
         Ok(next)
     }
 
+    /// Cuts away whatever a failed store of the delta after `next.state` left: the journal
+    /// put again with the records before it (removed if there were none), or the delta's
+    /// object deleted. Durable when it returns `Ok`.
+    fn cut(&self, files: &Files, name: &str, next: &Next) -> Result<()> {
+        let state = next.state;
+        if !files.storage.can_append() {
+            return files.delete(&delta_name(name, state.next_sequence));
+        }
+        let journal = journal_name(name);
+        if state.len == 0 {
+            return files.delete(&journal);
+        }
+        let valid = match &next.rewrite {
+            Some(valid) => valid.clone(),
+            None => {
+                let len = usize::try_from(state.len).unwrap_or(usize::MAX);
+                match files.read(&journal)? {
+                    Some(mut bytes) if bytes.len() >= len => {
+                        bytes.truncate(len);
+                        bytes
+                    }
+                    _ => return Err(Error::malformed("the journal changed while it was cut")),
+                }
+            }
+        };
+        files.put(&journal, &valid)
+    }
+
     /// The slot's deltas as one run of records, in the form its storage keeps them.
     fn read(&self, files: &Files, name: &str) -> Result<Stored> {
         if files.storage.can_append() {
-            let bytes = files.read(&journal_name(name))?.unwrap_or_default();
-            return Ok(Stored { bytes, objects: 0 });
+            return Ok(match files.read(&journal_name(name))? {
+                Some(bytes) => Stored { bytes, objects: 1 },
+                None => Stored {
+                    bytes: Vec::new(),
+                    objects: 0,
+                },
+            });
         }
         let mut stored = Stored {
             bytes: Vec::new(),
@@ -191,8 +319,8 @@ impl Journals {
         Ok(stored)
     }
 
-    /// Applies the slot's deltas that fit `base` to `snapshot`: how many, and why it stopped
-    /// early, if it did.
+    /// Applies the slot's deltas that fit `base` to `snapshot` (never one whose store failed):
+    /// how many, and why it stopped early, if it did.
     pub(super) fn apply(
         &self,
         files: &Files,
@@ -206,18 +334,11 @@ impl Journals {
             Err(e) if e.is_corruption() => return Ok((0, Some(e.to_string()))),
             Err(e) => return Err(e),
         };
-        let scan = self.scan(files, slot, &stored.bytes, base);
+        // What a load reads is not known to be durable: it may hold a record whose fsync
+        // failed elsewhere. Only this manager's own writes tell it where it may append.
+        let failed = self.failed(name, base.generation);
+        let scan = self.scan(files, slot, &stored.bytes, base, &failed);
         let count = scan.records.len();
-        if scan.valid_len == stored.bytes.len() {
-            lock(&self.known).insert(
-                name.to_owned(),
-                JournalState {
-                    base_generation: base.generation,
-                    len: stored.bytes.len() as u64,
-                    next_sequence: count as u64 + 1,
-                },
-            );
-        }
         for record in scan.records {
             snapshot.apply_delta(record);
         }
@@ -225,8 +346,16 @@ impl Journals {
         Ok((count as u32, problem))
     }
 
-    /// Reads a run of records, in order, as far as they fit `base`.
-    fn scan(&self, files: &Files, slot: SlotId, bytes: &[u8], base: &Header) -> Scan {
+    /// Reads a run of records, in order, as far as they fit `base`, and up to any of
+    /// `failed`, records whose store failed.
+    fn scan(
+        &self,
+        files: &Files,
+        slot: SlotId,
+        bytes: &[u8],
+        base: &Header,
+        failed: &[Vec<u8>],
+    ) -> Scan {
         let mut scan = Scan::default();
         while scan.valid_len < bytes.len() {
             let offset = scan.valid_len;
@@ -245,6 +374,12 @@ impl Journals {
                 }
             };
             let number = scan.records.len() as u64 + 1;
+            if failed.iter().any(|f| f.as_slice() == &rest[..len]) {
+                scan.problem = Some(format!(
+                    "delta {number} was not saved (storing it failed) and was not applied"
+                ));
+                break;
+            }
             let opened = match format::open(
                 rest[..len].to_vec(),
                 FileKind::Delta,
@@ -358,7 +493,8 @@ impl Journals {
 /// The slot's records as one run of bytes.
 struct Stored {
     bytes: Vec<u8>,
-    /// How many delta objects they were read from (0 for a journal).
+    /// How many objects they were read from: delta objects, or the journal (0 when there is
+    /// none, else 1).
     objects: u64,
 }
 

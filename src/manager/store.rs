@@ -190,8 +190,10 @@ impl Store {
     /// each other's changes.
     pub fn edit(&self, f: impl FnOnce(&mut Snapshot) -> Result<()>) -> Result<SaveReport> {
         let mut values = lock(&self.values);
-        let _held = lock_slot(&self.engine.files, &SlotId::Store.file_name())?;
-        let mut next = self.read_unlocked()?;
+        let held = lock_slot(&self.engine.files, &SlotId::Store.file_name())?;
+        let mut next = read(&self.engine, |engine| {
+            engine.load_locked(SlotId::Store, &held)
+        })?;
         f(&mut next)?;
         let report = self.engine.save_locked(SlotId::Store, &next)?;
         *values = next;
@@ -203,13 +205,11 @@ impl Store {
     /// # Errors
     /// As [`load`](crate::SaveLoadManager::load), except that a missing file is an empty store.
     pub fn reload(&self) -> Result<()> {
-        let fresh = self.read_unlocked()?;
+        // Checked as a slot's load is: a change another store is writing meanwhile is never
+        // taken for damage.
+        let fresh = read(&self.engine, |engine| engine.load(SlotId::Store))?;
         *lock(&self.values) = fresh;
         Ok(())
-    }
-
-    fn read_unlocked(&self) -> Result<Snapshot> {
-        read(&self.engine, |engine| engine.load_unlocked(SlotId::Store))
     }
 }
 

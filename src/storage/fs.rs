@@ -3,7 +3,8 @@
 use std::fmt;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{Head, Storage, StorageLock, StoredFile, too_large};
 use crate::error::{Error, Result};
@@ -352,16 +353,79 @@ impl FileSystem for StdFs {
 /// - A copy is a hard link (a copy of the bytes, fsynced, where the file system has no hard
 ///   links) made as `to.tmp` and renamed over `to`; the next put or delete makes it durable.
 /// - An append writes at the end of the file and fsyncs it, and fsyncs the folder when it
-///   created the file.
+///   created the file or the folder owes an fsync (below).
 /// - A lock is an `flock` on `.name.lock`, so it excludes other processes too.
 ///
 /// Temporary files (`*.tmp`), lock files (`.name.lock`) and spares are skipped by
 /// [`list`](Storage::list); a temporary file left by a crash is removed by the next put of the
 /// same name.
+///
+/// # A failed fsync is final
+///
+/// On Linux an fsync that fails has marked the pages it failed to write clean: no later fsync
+/// writes them, and after a power cut they are gone. So nothing here trusts a write whose
+/// fsync failed, nor a folder whose fsync failed:
+///
+/// - A put whose file fsync fails removes its temporary file: the new bytes never reach the
+///   name. One whose folder fsync fails (after the rename) returns the error, with the new
+///   file, whole and fsynced, in place; the folder's next fsync makes its entry durable.
+/// - The folder owes an fsync after any change to its entries that no folder fsync has
+///   covered yet (one that failed, a copy, an operation that failed part-way). Puts and
+///   deletes that remove a file fsync the folder anyway; an append to a file that exists,
+///   which needs no folder fsync of its own, and a delete of a name already gone fsync it when
+///   it is owed, so neither returns `Ok` while a name this storage made or removed may not
+///   survive a power cut. (What an earlier run left unsynced the storage cannot know: every
+///   put, and every append that creates its file, fsyncs the folder, and the manager puts a
+///   journal it did not write itself whole rather than append to it.)
+/// - Every folder above [`dir`](Self::dir) is fsynced once, from the top down, before the
+///   storage's first change goes on (every put, put after, delete, copy and append waits for
+///   it): its entry in its parent may be one an earlier run made and failed to fsync (the
+///   folders exist, so nothing would create them, nor fsync their parents, again). Those
+///   this storage's creation already fsynced are skipped. One whose fsync fails fails the
+///   change, and is fsynced again by the next. One that cannot be fsynced at all is
+///   skipped, lest a folder outside the game's reach fail every save: one this process may
+///   not open (permission denied), one on a file system without folder fsyncs, or a
+///   read-only one (nothing there waits to be written). Loads fsync nothing, so a save
+///   folder on read-only media reads as before.
+///
+/// An append whose fsync failed leaves its bytes readable at the end of the file, and not
+/// durable: the caller's to cut away (see [`Storage::append`]; the manager does).
 #[derive(Debug, Clone)]
 pub struct FsStorage {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
+    durability: Arc<Durability>,
+}
+
+/// What of the folder's entries, and of the folders above it, is not known to be durable.
+#[derive(Debug)]
+struct Durability {
+    /// The folders above the save folder still to be fsynced, top first.
+    ancestors: Mutex<Vec<PathBuf>>,
+    /// How many changes to the folder's entries have been made (counted once each is done).
+    changes: AtomicU64,
+    /// How many of them the last folder fsync that succeeded began after.
+    synced: AtomicU64,
+}
+
+impl Durability {
+    /// A storage's durability at its start: `ancestors` (top first) to fsync, and no change
+    /// of its own to the folder yet.
+    fn new(ancestors: Vec<PathBuf>) -> Self {
+        Durability {
+            ancestors: Mutex::new(ancestors),
+            changes: AtomicU64::new(0),
+            synced: AtomicU64::new(0),
+        }
+    }
+
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn folder_owed(&self) -> bool {
+        self.changes.load(Ordering::SeqCst) > self.synced.load(Ordering::SeqCst)
+    }
 }
 
 impl FsStorage {
@@ -381,24 +445,30 @@ impl FsStorage {
     /// power cut after the first save returned `Ok` cannot take the new folder, and the save
     /// with it.
     ///
+    /// A folder that exists is left as it is, and nothing is fsynced; but every folder above
+    /// `dir` not fsynced here is fsynced before the storage's first change (see
+    /// [A failed fsync is final](#a-failed-fsync-is-final)), so a folder whose fsync failed
+    /// before, in this run or an earlier one, is fsynced again before a save into it returns
+    /// `Ok`.
+    ///
     /// # Errors
     /// [`Error::Io`] if a folder cannot be created or made durable. Should an fsync fail, the
-    /// folders already made are left in place; a later call finds them there and, not having
-    /// made them, does not fsync their parents again.
+    /// folders already made are left in place; a later storage over them finds them there,
+    /// and fsyncs the folders above `dir` before its first change.
     pub fn with_file_system(dir: impl Into<PathBuf>, fs: impl FileSystem) -> Result<Self> {
         let dir = dir.into();
         let mut created = Vec::new();
         create_dirs(&fs, &dir, &mut created)?;
+        let mut ancestors = ancestors(&dir);
         for made in &created {
-            let parent = match made.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => Path::new("."),
-            };
+            let parent = parent_of(made);
             fs.sync_dir(parent).map_err(|e| Error::io(parent, e))?;
+            ancestors.retain(|a| a != parent);
         }
         Ok(FsStorage {
             dir,
             fs: Arc::new(fs),
+            durability: Arc::new(Durability::new(ancestors)),
         })
     }
 
@@ -429,8 +499,45 @@ impl FsStorage {
         )
     }
 
+    /// Fsyncs the folder: every change to its entries made before this began is durable when
+    /// it returns `Ok`.
     fn sync_dir(&self) -> io::Result<()> {
-        self.fs.sync_dir(&self.dir)
+        let changes = self.durability.changes.load(Ordering::SeqCst);
+        self.fs.sync_dir(&self.dir)?;
+        self.durability.synced.fetch_max(changes, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Fsyncs the folder if a change to its entries is not known to be durable.
+    fn sync_dir_if_owed(&self) -> io::Result<()> {
+        match self.durability.folder_owed() {
+            true => self.sync_dir(),
+            false => Ok(()),
+        }
+    }
+
+    /// Fsyncs the folders above the save folder not yet fsynced, top first: what every change
+    /// waits for (see [A failed fsync is final](#a-failed-fsync-is-final)). Once they all
+    /// were, this costs a look at an empty list.
+    fn sync_ancestors(&self) -> io::Result<()> {
+        let mut owed = self
+            .durability
+            .ancestors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while let Some(dir) = owed.first() {
+            match self.fs.sync_dir(dir) {
+                Ok(()) => {}
+                // Nothing this process made can be unsynced there.
+                Err(e) if cannot_sync_dir(&e) => {}
+                Err(e) => {
+                    let message = format!("fsync of {} failed: {e}", dir.display());
+                    return Err(io::Error::new(e.kind(), message));
+                }
+            }
+            owed.remove(0);
+        }
+        Ok(())
     }
 
     /// Writes and fsyncs `name.tmp`, runs `first`, renames `name.tmp` over `name` and fsyncs
@@ -443,6 +550,7 @@ impl FsStorage {
         first: &mut dyn FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
         check_name(name)?;
+        self.sync_ancestors()?;
         let tmp = self.dir.join(format!("{name}.tmp"));
         let result = (|| {
             // The slot's spare, if it has one, is written over in place of a new file; a
@@ -459,13 +567,15 @@ impl FsStorage {
             };
             write_to(file, bytes)?;
             first()?;
-            self.fs.rename(&tmp, &self.dir.join(name))?;
-            self.sync_dir()
+            self.fs.rename(&tmp, &self.dir.join(name))
         })();
         if result.is_err() {
+            // A file whose fsync failed never gets the name.
             let _ = self.fs.remove_file(&tmp);
         }
-        result
+        self.durability.changed();
+        result?;
+        self.sync_dir()
     }
 
     /// [`Storage::copy`]: `to.tmp` as a hard link of `from` (or a copy of its bytes), renamed
@@ -534,18 +644,27 @@ impl Storage for FsStorage {
 
     fn delete(&self, name: &str) -> io::Result<()> {
         check_name(name)?;
+        self.sync_ancestors()?;
         // The spare holds an old save of this name: it goes too, or a deleted save would
         // linger on the disk.
         let (spare, staged) = self.spare_paths(name);
         let mut removed = false;
-        for path in [staged, spare, self.dir.join(name)] {
-            match self.fs.remove_file(&path) {
-                Ok(()) => removed = true,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e),
-            }
+        let result = [staged, spare, self.dir.join(name)]
+            .iter()
+            .try_for_each(|path| match self.fs.remove_file(path) {
+                Ok(()) => {
+                    removed = true;
+                    Ok(())
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(e),
+            });
+        if removed {
+            self.durability.changed();
         }
-        if removed { self.sync_dir() } else { Ok(()) }
+        result?;
+        // A name already gone may be one a removal whose folder fsync failed took.
+        self.sync_dir_if_owed()
     }
 
     fn list(&self) -> io::Result<Vec<StoredFile>> {
@@ -579,10 +698,13 @@ impl Storage for FsStorage {
     fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
         check_name(from)?;
         check_name(to)?;
+        self.sync_ancestors()?;
         let result = self.copy_file(from, to);
         if result.is_err() {
             let _ = self.fs.remove_file(&self.dir.join(format!("{to}.tmp")));
         }
+        // Durable with the next folder fsync, which is now owed.
+        self.durability.changed();
         result
     }
 
@@ -635,6 +757,7 @@ impl Storage for FsStorage {
             // Best effort: a link left here is removed by the next put of `name`.
             let _ = self.fs.remove_file(&staged);
         }
+        self.durability.changed();
         kept
     }
 
@@ -642,18 +765,22 @@ impl Storage for FsStorage {
         true
     }
 
+    /// Appends and fsyncs; fsyncs the folder when it created the file (a new file's name is
+    /// durable only once its folder is), or when the folder owes an fsync (the file's name
+    /// may be one whose folder fsync failed).
     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         check_name(name)?;
+        self.sync_ancestors()?;
         let path = self.dir.join(name);
         let existed = self.exists(&path)?;
-        let mut file = self.fs.open_append(&path)?;
+        let opened = self.fs.open_append(&path);
+        if !existed {
+            self.durability.changed();
+        }
+        let mut file = opened?;
         file.write_all(bytes)?;
         file.sync()?;
-        if !existed {
-            // A new file's name is durable only once its folder is.
-            self.sync_dir()?;
-        }
-        Ok(())
+        self.sync_dir_if_owed()
     }
 
     fn lock(&self, name: &str) -> io::Result<Option<StorageLock>> {
@@ -696,13 +823,49 @@ fn create_dirs(fs: &dyn FileSystem, dir: &Path, created: &mut Vec<PathBuf>) -> R
     Ok(())
 }
 
-/// Refuses names that would escape the folder or collide with internal files.
+/// The folder whose fsync makes `path`'s entry durable: its parent (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Every folder above `dir`, top first, as far as its path names them (`.` for a relative
+/// path's working folder, whose own ancestors the path does not name).
+fn ancestors(dir: &Path) -> Vec<PathBuf> {
+    let mut above: Vec<PathBuf> = Vec::new();
+    let mut at = dir;
+    // A path ending in `..` (or the root, or `.`) has no name in a parent the path names.
+    while at.file_name().is_some() {
+        let parent = parent_of(at);
+        above.push(parent.to_path_buf());
+        at = parent;
+    }
+    above.reverse();
+    above
+}
+
+/// Whether a failed folder fsync says the folder cannot be fsynced at all, rather than that
+/// its entries may not be durable: it cannot be opened (permission denied), its file system
+/// has no fsync of folders, or is read-only.
+fn cannot_sync_dir(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::PermissionDenied
+            | io::ErrorKind::Unsupported
+            | io::ErrorKind::InvalidInput
+            | io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
 /// Whether a file of the folder is one of the storage's objects: not a hidden file (the lock
 /// files) nor a temporary one.
 fn listed(name: &str) -> bool {
     !name.starts_with('.') && !name.ends_with(".tmp")
 }
 
+/// Refuses names that would escape the folder or collide with internal files.
 fn check_name(name: &str) -> io::Result<()> {
     let bad = name.is_empty()
         || name.starts_with('.')
@@ -715,4 +878,26 @@ fn check_name(name: &str) -> io::Result<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folders_above_a_save_folder_are_every_one_its_path_names_top_first() {
+        let cases: [(&str, &[&str]); 6] = [
+            ("/studio/game/saves", &["/", "/studio", "/studio/game"]),
+            ("/saves", &["/"]),
+            ("saves", &["."]),
+            ("a/b", &[".", "a"]),
+            ("./saves", &["."]),
+            ("../x", &[".."]),
+        ];
+        for (dir, expected) in cases {
+            let expected: Vec<PathBuf> = expected.iter().map(PathBuf::from).collect();
+            assert_eq!(ancestors(Path::new(dir)), expected, "{dir}");
+        }
+        assert_eq!(ancestors(Path::new("/")), Vec::<PathBuf>::new());
+    }
 }

@@ -412,8 +412,10 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
     /// Appends `bytes` to `name`, creating it if needed, durably: when this returns `Ok` the
     /// bytes survive a crash. A crash or an error during the append may leave any prefix of
     /// `bytes` at the end of the object (a torn tail); readers detect it (journal records carry
-    /// their length and a CRC). The default refuses with
-    /// [`Unsupported`](io::ErrorKind::Unsupported).
+    /// their length and a CRC). An error may also leave all of `bytes` there and readable but
+    /// not durable (a failed fsync, after which Linux never writes them): the caller must cut
+    /// them away before it appends again (the manager puts the object again without them). The
+    /// default refuses with [`Unsupported`](io::ErrorKind::Unsupported).
     ///
     /// # Errors
     /// The backend's error.

@@ -4,9 +4,18 @@
 //!
 //! - A file's data is durable only after `fsync` of the file. Until then a crash may drop the
 //!   unsynced bytes, keep them, keep half of them (a torn write), or leave zeros in their place.
+//! - A failed `fsync` of a file is final, as on Linux (ext4 and XFS mark the pages whose
+//!   writeback failed clean; PostgreSQL's "fsyncgate"): the bytes it failed to write stay
+//!   readable until a crash, but in every crash image they are their old bytes (zeros past the
+//!   file's old end, or in the [`Zeroed`](DataLoss::Zeroed) image), and no later `fsync` of the
+//!   file writes them, however it ends, unless they are written again. A file written over from
+//!   its start ([`overwrite`](FileSystem::overwrite)) writes every byte again.
 //! - Creations, renames, links and removals are durable only after `fsync` of the folder they
 //!   are in. Until then a crash keeps some prefix of them, in order (as a journaling file system
-//!   does).
+//!   does). A failed `fsync` of a folder leaves them so, pending: a later `fsync` of the folder
+//!   that succeeds makes them durable. (A folder's entries are metadata in the file system's
+//!   journal, not pages of the page cache; what must not happen is that nothing fsyncs the
+//!   folder again, and the model holds code to that.)
 //! - A folder made with [`create_dir`](FileSystem::create_dir) is an entry of its parent like
 //!   any other: until the parent is fsynced a crash may lose it, and every file in it with it.
 //! - A rename between two names of one file does nothing, as POSIX `rename` does.
@@ -136,8 +145,9 @@ pub struct SimFs {
 #[derive(Debug, Default)]
 struct State {
     model: Model,
-    /// Every change, in order: logged operations (with their public form) and planted files
-    /// (without one).
+    /// Every change, in order: logged operations (with their public form), and changes without
+    /// one (planted files, and the bytes a failed fsync lost), which keep the public log's
+    /// indices, and so the faults armed by them, as they are.
     log: Vec<(Option<Op>, Internal)>,
     faults: Vec<Fault>,
 }
@@ -172,8 +182,14 @@ impl Names {
 
 #[derive(Debug, Clone, Default)]
 struct Inode {
+    /// What a reader sees.
     data: Vec<u8>,
+    /// What is on the disk: the bytes the last fsync that succeeded wrote (with the old bytes,
+    /// or zeros, where bytes it should have written were `lost`).
     synced: Vec<u8>,
+    /// Which bytes of `data` a failed fsync lost (`true`; none past the end): their pages were
+    /// marked clean, so no fsync writes them until they are written again.
+    lost: Vec<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -200,6 +216,8 @@ enum Internal {
     Plant(PathBuf, Vec<u8>),
     /// A test deleted a file durably.
     Unplant(PathBuf),
+    /// An fsync of the file failed: its unsynced bytes are lost (logged without a public form).
+    FailedSync(usize),
 }
 
 fn not_found(path: &Path) -> io::Error {
@@ -262,16 +280,19 @@ impl Model {
                 return Ok(inode);
             }
             Internal::Overwrite(path) => {
-                // The same file, every other name of it included: written over in place.
+                // The same file, every other name of it included: written over in place, so
+                // every byte of it is written again.
                 let inode = self.inode_of(path)?;
                 self.inodes[inode].data.clear();
+                self.inodes[inode].lost.clear();
                 return Ok(inode);
             }
             Internal::Write(inode, data) => self.inodes[*inode].data.extend_from_slice(data),
             Internal::Sync(inode) => {
                 let node = &mut self.inodes[*inode];
-                node.synced.clone_from(&node.data);
+                node.synced = node.on_disk();
             }
+            Internal::FailedSync(inode) => self.inodes[*inode].lose_unsynced(),
             Internal::Rename(from, to) => {
                 let inode = self.inode_of(from)?;
                 // POSIX: renaming one name of a file over another name of the same file does
@@ -308,6 +329,7 @@ impl Model {
                 self.inodes.push(Inode {
                     data: bytes.clone(),
                     synced: bytes.clone(),
+                    lost: Vec::new(),
                 });
                 let inode = self.inodes.len() - 1;
                 for names in [&mut self.live, &mut self.durable] {
@@ -336,18 +358,21 @@ impl Model {
         let reachable = names.clone();
         names.dirs.retain(|dir| reachable.reachable(dir));
         names.files.retain(|path, _| reachable.reachable(path));
+        let named: BTreeSet<usize> = names.files.values().copied().collect();
         let inodes = self
             .inodes
             .iter()
-            .map(|node| {
-                let data = if node.data.starts_with(&node.synced) {
-                    node.crashed_append(loss)
-                } else {
-                    node.crashed_overwrite(loss)
-                };
+            .enumerate()
+            .map(|(inode, node)| {
+                // A file no name reaches is gone: its bytes need no crash of their own.
+                if !named.contains(&inode) {
+                    return Inode::default();
+                }
+                let data = node.crashed(loss);
                 Inode {
                     synced: data.clone(),
                     data,
+                    lost: Vec::new(),
                 }
             })
             .collect();
@@ -361,37 +386,83 @@ impl Model {
 }
 
 impl Inode {
-    /// The bytes after a crash of a file whose unsynced bytes follow its synced ones.
-    fn crashed_append(&self, loss: DataLoss) -> Vec<u8> {
-        let node = self;
-        let synced = node.synced.len();
-        let unsynced = node.data.len() - synced;
-        match loss {
-            DataLoss::Dropped => node.synced.clone(),
-            DataLoss::Torn => node.data[..synced + unsynced / 2].to_vec(),
-            DataLoss::Zeroed => {
-                let mut d = node.synced.clone();
-                d.resize(node.data.len(), 0);
-                d
-            }
-            DataLoss::Kept => node.data.clone(),
+    fn is_lost(&self, i: usize) -> bool {
+        self.lost.get(i).copied().unwrap_or(false)
+    }
+
+    /// What an fsync that succeeds now would leave on the disk: `data`, except for the bytes
+    /// a failed fsync lost, which keep what the disk has there (zeros past its end).
+    fn on_disk(&self) -> Vec<u8> {
+        if !self.lost.contains(&true) {
+            return self.data.clone();
+        }
+        (0..self.data.len())
+            .map(|i| match self.is_lost(i) {
+                true => self.synced.get(i).copied().unwrap_or(0),
+                false => self.data[i],
+            })
+            .collect()
+    }
+
+    /// A failed fsync: every byte it should have written (each that differs from the disk's)
+    /// is lost, as Linux marks the pages whose writeback failed clean.
+    fn lose_unsynced(&mut self) {
+        self.lost.resize(self.data.len(), false);
+        for (i, lost) in self.lost.iter_mut().enumerate() {
+            *lost |= self.synced.get(i) != Some(&self.data[i]);
         }
     }
 
-    /// The bytes after a crash of a file written over in place since its last fsync: the old
-    /// bytes, the first half of the new ones over the old, zeros, or the new ones.
-    fn crashed_overwrite(&self, loss: DataLoss) -> Vec<u8> {
-        match loss {
-            DataLoss::Dropped => self.synced.clone(),
-            DataLoss::Torn => {
-                let half = self.data.len() / 2;
-                let mut d = self.data[..half].to_vec();
-                d.extend_from_slice(self.synced.get(half..).unwrap_or_default());
-                d
+    /// The bytes after a crash: what the disk has, and what `loss` keeps of the rest. Bytes a
+    /// failed fsync lost are never the new ones: their old bytes, or zeros in the
+    /// [`Zeroed`](DataLoss::Zeroed) image.
+    fn crashed(&self, loss: DataLoss) -> Vec<u8> {
+        let data = self.on_disk();
+        let mut crashed = if data.starts_with(&self.synced) {
+            crashed_append(&self.synced, &data, loss)
+        } else {
+            crashed_overwrite(&self.synced, &data, loss)
+        };
+        if loss == DataLoss::Zeroed {
+            for (i, byte) in crashed.iter_mut().enumerate() {
+                if self.is_lost(i) {
+                    *byte = 0;
+                }
             }
-            DataLoss::Zeroed => vec![0; self.data.len()],
-            DataLoss::Kept => self.data.clone(),
         }
+        crashed
+    }
+}
+
+/// The bytes after a crash of a file whose unsynced bytes (`data` past `synced`) follow its
+/// synced ones.
+fn crashed_append(synced: &[u8], data: &[u8], loss: DataLoss) -> Vec<u8> {
+    let unsynced = data.len() - synced.len();
+    match loss {
+        DataLoss::Dropped => synced.to_vec(),
+        DataLoss::Torn => data[..synced.len() + unsynced / 2].to_vec(),
+        DataLoss::Zeroed => {
+            let mut d = synced.to_vec();
+            d.resize(data.len(), 0);
+            d
+        }
+        DataLoss::Kept => data.to_vec(),
+    }
+}
+
+/// The bytes after a crash of a file written over in place since its last fsync: the old
+/// bytes, the first half of the new ones over the old, zeros, or the new ones.
+fn crashed_overwrite(synced: &[u8], data: &[u8], loss: DataLoss) -> Vec<u8> {
+    match loss {
+        DataLoss::Dropped => synced.to_vec(),
+        DataLoss::Torn => {
+            let half = data.len() / 2;
+            let mut d = data[..half].to_vec();
+            d.extend_from_slice(synced.get(half..).unwrap_or_default());
+            d
+        }
+        DataLoss::Zeroed => vec![0; data.len()],
+        DataLoss::Kept => data.to_vec(),
     }
 }
 
@@ -523,7 +594,9 @@ impl SimFs {
     }
 
     /// Runs a mutating operation through the armed faults, then applies and logs it. A faulted
-    /// write first writes half of its bytes, as a real short write does.
+    /// write first writes half of its bytes, as a real short write does; a faulted fsync of a
+    /// file loses the bytes it should have written (logged without a public form, so the
+    /// indices of the operations after it stay as they were).
     fn run(&self, op: Op, internal: Internal) -> io::Result<usize> {
         let mut state = self.state();
         let index = state.log.iter().filter(|(op, _)| op.is_some()).count();
@@ -547,6 +620,11 @@ impl SimFs {
                     state.model.apply(&half)?;
                     state.log.push((Some(logged), half));
                 }
+            }
+            if let Internal::Sync(inode) = internal {
+                let lost = Internal::FailedSync(inode);
+                state.model.apply(&lost)?;
+                state.log.push((None, lost));
             }
             return Err(match fault.kind {
                 FaultKind::NoSpace => io::Error::from(io::ErrorKind::StorageFull),
@@ -718,5 +796,106 @@ impl FileSystem for SimFs {
 
     fn lock(&self, path: &Path) -> io::Result<StorageLock> {
         Ok(self.locks.lock(&path.to_string_lossy()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fail_next(fs: &SimFs) {
+        fs.inject(Fault {
+            at: fs.op_count(),
+            kind: FaultKind::Io,
+            mode: FaultMode::Once,
+        });
+    }
+
+    #[test]
+    fn a_failed_fsync_loses_the_bytes_it_should_have_written_for_good() {
+        let fs = SimFs::new();
+        let path = Path::new("/journal");
+        let mut file = fs.open_append(path).unwrap();
+        file.write_all(b"one.").unwrap();
+        file.sync().unwrap();
+        fs.sync_dir(Path::new("/")).unwrap();
+        file.write_all(b"two.").unwrap();
+        fail_next(&fs);
+        let ops = fs.op_count();
+        file.sync().unwrap_err();
+        // The failed fsync has no place in the public log: the indices after it stay put.
+        assert_eq!(fs.op_count(), ops);
+        // Readable until a crash.
+        assert_eq!(fs.read(path, u64::MAX).unwrap(), b"one.two.");
+        // A later fsync that succeeds writes what was written since, not the lost bytes.
+        file.write_all(b"six.").unwrap();
+        file.sync().unwrap();
+        for after in [ops, fs.op_count()] {
+            for image in fs.crash_images(after) {
+                let bytes = image.fs.files()[path].clone();
+                assert!(bytes.starts_with(b"one."), "{image:?}: {bytes:?}");
+                let lost = bytes.get(4..8).unwrap_or_default();
+                assert!(
+                    lost.iter().all(|&b| b == 0),
+                    "after {after} ops, {:?}: the lost bytes came back: {bytes:?}",
+                    image.data
+                );
+            }
+        }
+        let last = fs.crash_images(fs.op_count());
+        assert!(
+            last.iter()
+                .all(|image| image.fs.files()[path] == b"one.\0\0\0\0six."),
+            "the file keeps its length, the lost bytes zeros, the later ones durable"
+        );
+    }
+
+    #[test]
+    fn lost_bytes_written_over_again_are_written_by_the_next_fsync() {
+        let fs = SimFs::new();
+        let path = Path::new("/spare");
+        fs.set_file(path, b"old bytes".to_vec());
+        let mut file = fs.overwrite(path).unwrap();
+        file.write_all(b"NEW_BYTES").unwrap();
+        fail_next(&fs);
+        file.sync().unwrap_err();
+        for image in fs.crash_images(fs.op_count()) {
+            let bytes = image.fs.files()[path].clone();
+            assert!(
+                bytes == b"old bytes" || bytes == [0; 9],
+                "{:?}: {bytes:?}",
+                image.data
+            );
+        }
+        // Written over again from the start: every byte is written again.
+        let mut again = fs.overwrite(path).unwrap();
+        again.write_all(b"NEW_BYTES").unwrap();
+        again.sync().unwrap();
+        for image in fs.crash_images(fs.op_count()) {
+            assert_eq!(image.fs.files()[path], b"NEW_BYTES");
+        }
+    }
+
+    #[test]
+    fn a_failed_folder_fsync_leaves_its_entries_pending_until_one_succeeds() {
+        let fs = SimFs::new();
+        let dir = Path::new("/saves");
+        fs.create_dir(dir).unwrap();
+        fs.sync_dir(Path::new("/")).unwrap();
+        let mut file = fs.create(&dir.join("a")).unwrap();
+        file.write_all(b"a").unwrap();
+        file.sync().unwrap();
+        fail_next(&fs);
+        fs.sync_dir(dir).unwrap_err();
+        let pending = fs.crash_images(fs.op_count());
+        assert!(
+            pending
+                .iter()
+                .any(|i| !i.fs.files().contains_key(&dir.join("a")))
+        );
+        fs.sync_dir(dir).unwrap();
+        for image in fs.crash_images(fs.op_count()) {
+            assert_eq!(image.fs.files()[&dir.join("a")], b"a");
+        }
     }
 }

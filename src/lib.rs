@@ -185,6 +185,9 @@ pub mod migrate;
 mod originator;
 mod protection;
 pub mod replay;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod schema;
 pub mod slot;
 mod snapshot;
 pub mod state;
@@ -224,7 +227,7 @@ pub use replay::{Recorder, ReplayHeader};
 pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
 pub use snapshot::{FileSealer, Snapshot};
-pub use state::{Members, Registry, RestoreReport, SaveState};
+pub use state::{Members, MementoTypes, Registry, RestoreReport, SaveState};
 
 /// Derives [`Originator`](trait@Originator): a memento struct beside the type and both
 /// methods. The attributes and examples are in the trait's documentation.

@@ -97,6 +97,7 @@
 
 mod document;
 pub(crate) mod error;
+mod memento_plan;
 #[cfg(feature = "json")]
 mod patch;
 #[cfg(all(feature = "json", feature = "msgpack"))]

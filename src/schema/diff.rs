@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | a field added that may be missing (`Option`, `#[serde(default)]`) | compatible | breaking |
 //! | a field added that must be there | breaking: old saves lack it | breaking |
+//! | a field that may be missing made one that must be there | breaking: saves that lack it | same |
 //! | a field removed | breaking: old saves' values are dropped | breaking |
 //! | a field renamed | breaking: a remove and an add | compatible at the same position |
 //! | fields reordered | same | breaking |
@@ -437,6 +438,16 @@ impl Differ<'_> {
             );
         }
         for (i, j) in pairs.into_iter().chain(renames) {
+            if fa[i].default && !fb[j].default {
+                self.push(
+                    join(path, &fb[j].name),
+                    "may no longer be missing: saves that lack it (written before it was \
+                     added) would fail to load"
+                        .into(),
+                    Verdict::Breaking,
+                    Verdict::Same,
+                );
+            }
             self.ty(&fa[i].ty, &fb[j].ty, &join(path, &fb[j].name));
         }
     }

@@ -401,10 +401,12 @@ impl Converter<'_> {
             ContainerFormat::TupleStruct(fs) => TypeDef::Tuple(self.all(fs)?),
             ContainerFormat::Struct(fs) => TypeDef::Struct(self.fields(fs)?),
             ContainerFormat::Enum(variants) => {
-                let count = variants.keys().next_back().map_or(0, |last| last + 1);
-                if count > MAX_VARIANTS {
-                    return None;
-                }
+                // A variant whose index the trace did not settle has a provisional one near
+                // u32::MAX: the enum is not complete.
+                let count = match variants.keys().next_back() {
+                    None => 0,
+                    Some(last) => last.checked_add(1).filter(|n| *n <= MAX_VARIANTS)?,
+                };
                 let mut list: Vec<Option<Variant>> = vec![None; count as usize];
                 for (index, v) in variants {
                     let body = self.variant(&v.value)?;

@@ -10,7 +10,7 @@ use super::diff::{Change, Verdict, diff, verdict};
 use super::file::{SchemaFile, file_name, read_dir};
 use super::report::{Failure, Problem, Report};
 use super::shape::Schema;
-use super::trace::{AlsoFn, SampleFn, TraceInput, also_of, sample_of};
+use super::trace::{SampleFn, TraceInput, sample_of};
 use crate::codec::Codec;
 use crate::migrate::Migrations;
 use crate::originator::Originator;
@@ -64,7 +64,6 @@ pub struct Guard {
     migrations: Migrations,
     codecs: Vec<Codec>,
     samples: Vec<SampleFn>,
-    also: Vec<AlsoFn>,
     shapes: BTreeMap<String, Schema>,
     write: Option<bool>,
 }
@@ -99,7 +98,6 @@ impl Guard {
             migrations: Migrations::new(),
             codecs: vec![Codec::MessagePack],
             samples: Vec::new(),
-            also: Vec::new(),
             shapes: BTreeMap::new(),
             write: None,
         }
@@ -143,16 +141,6 @@ impl Guard {
     #[must_use]
     pub fn sample<T: Serialize + Send + Sync + 'static>(mut self, value: T) -> Guard {
         self.samples.push(sample_of(value));
-        self
-    }
-
-    /// A type to trace before each memento, in the same session: an enum a memento reaches
-    /// only through a variant of another enum, which the trace cannot otherwise follow to all
-    /// its variants (the guard names it when that happens). Types no memento reaches are left
-    /// out of the schemas.
-    #[must_use]
-    pub fn trace_also<T: serde::de::DeserializeOwned + 'static>(mut self) -> Guard {
-        self.also.push(also_of::<T>());
         self
     }
 
@@ -285,10 +273,7 @@ impl Guard {
             None => {
                 let samples: Vec<SampleFn> =
                     self.samples.iter().chain(&entry.sample).cloned().collect();
-                let input = TraceInput {
-                    samples: &samples,
-                    also: &self.also,
-                };
+                let input = TraceInput { samples: &samples };
                 (entry.trace)(&input).map_err(|error| Problem::Untraceable {
                     id: id.clone(),
                     error,

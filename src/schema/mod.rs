@@ -111,6 +111,7 @@
 //!   the game meant something else. The fixtures ([`Fixtures`]) run the real steps.
 
 mod diff;
+mod explore;
 mod file;
 mod fixtures;
 mod guard;

@@ -18,6 +18,7 @@ use serde_reflection::{
     ContainerFormat, Format, Named, Registry, Samples, Tracer, TracerConfig, VariantFormat,
 };
 
+use super::explore::{ErrorKind, ExploreError, explore};
 use super::probe;
 use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, is_type_name};
 
@@ -26,25 +27,14 @@ use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, is_type_n
 pub(crate) type SampleFn =
     Arc<dyn Fn(&mut Tracer, &mut Samples) -> serde_reflection::Result<()> + Send + Sync>;
 
-/// A type traced in the same session before the memento, so that the memento's trace finds
-/// it complete: an enum the memento reaches only through another enum's variant.
-pub(crate) type AlsoFn =
-    Arc<dyn Fn(&mut Tracer, &Samples) -> serde_reflection::Result<()> + Send + Sync>;
-
-/// What a trace may use beside the type: samples, and types to trace first.
+/// What a trace may use beside the type: samples of types that refuse made-up values.
 #[derive(Default)]
 pub(crate) struct TraceInput<'a> {
     pub(crate) samples: &'a [SampleFn],
-    pub(crate) also: &'a [AlsoFn],
 }
 
 /// Traces one memento type.
 pub(crate) type TraceFn = fn(&TraceInput<'_>) -> Result<Schema, TraceError>;
-
-/// Type `T`, as an [`AlsoFn`].
-pub(crate) fn also_of<T: DeserializeOwned + 'static>() -> AlsoFn {
-    Arc::new(|tracer, samples| tracer.trace_type::<T>(samples).map(drop))
-}
 
 /// The sample `value`, as a [`SampleFn`].
 pub(crate) fn sample_of<T: Serialize + Send + Sync + 'static>(value: T) -> SampleFn {
@@ -99,11 +89,13 @@ const HINT_INCOMPATIBLE: &str = "Two types traced under one name disagree: a gen
     with two different parameters, two types of one name from different modules, or a \
     Serialize and a Deserialize that disagree. Rename one (#[serde(rename = \"...\")]), or give \
     the memento's shape by hand (Guard::shape)";
-const HINT_NESTED: &str = "serde-reflection finds an enum's variants one pass at a time, and \
-    reaches an enum that sits inside another enum's variant only as often as that variant comes \
-    up. Name the inner enum's Rust type to the guard, which traces it first: \
-    Guard::trace_also::<ThatEnum>()";
+const HINT_NESTED: &str = "With samples, the trace falls back on serde-reflection, which reaches \
+    an enum inside a sequence or another enum's variant only once. Give the memento's shape by \
+    hand (Guard::shape)";
 const HINT_OTHER: &str = "Give the memento's shape by hand (Guard::shape)";
+const HINT_RECURSION: &str = "A recursive type the tracer found no way to end (every variant \
+    holds the type again, with no Option or Vec between): give the memento's shape by hand \
+    (Guard::shape)";
 
 impl TraceError {
     fn new<M>(error: &serde_reflection::Error, at: Vec<String>) -> TraceError {
@@ -120,6 +112,21 @@ impl TraceError {
             type_name: type_name::<M>(),
             at,
             reason: format!("serde-reflection: {error}"),
+            hint,
+        }
+    }
+
+    fn explored<M>(e: ExploreError) -> TraceError {
+        let hint = match e.kind {
+            ErrorKind::Any => HINT_ANY,
+            ErrorKind::Custom => HINT_CUSTOM,
+            ErrorKind::Conflict => HINT_INCOMPATIBLE,
+            ErrorKind::Incomplete => HINT_RECURSION,
+        };
+        TraceError {
+            type_name: type_name::<M>(),
+            at: e.at,
+            reason: e.message,
             hint,
         }
     }
@@ -162,17 +169,20 @@ pub fn trace<M: Serialize + DeserializeOwned>() -> Result<Schema, TraceError> {
     trace_with::<M>(&TraceInput::default())
 }
 
-/// [`trace`], with the input's types traced first, falling back on its samples when a
-/// hand-written `Deserialize` refuses the values the tracer makes up.
+/// [`trace`], falling back on serde-reflection with the input's samples when a hand-written
+/// `Deserialize` refuses the values the guard's own tracer makes up.
 pub(crate) fn trace_with<M: Serialize + DeserializeOwned>(
     input: &TraceInput<'_>,
 ) -> Result<Schema, TraceError> {
-    let (mut schema, witnesses) = match attempt::<M>(&[], input.also) {
+    let (mut schema, witnesses) = match explore::<M>() {
         Ok(done) => done,
-        Err(first) if !input.samples.is_empty() && first.hint == HINT_CUSTOM => {
-            attempt::<M>(input.samples, input.also).map_err(|_| first)?
+        Err(e) => {
+            let custom = e.kind == ErrorKind::Custom;
+            match attempt::<M>(input.samples) {
+                Ok(done) if custom && !input.samples.is_empty() => done,
+                _ => return Err(TraceError::explored::<M>(e)),
+            }
         }
-        Err(first) => return Err(first),
     };
     probe::find_defaults(&mut schema, &witnesses);
     Ok(schema)
@@ -180,19 +190,13 @@ pub(crate) fn trace_with<M: Serialize + DeserializeOwned>(
 
 /// One trace, from a fresh tracer each time it meets enums it did not know: the schema and
 /// the values each pass made (valid `M`s, for the probes).
-fn attempt<M: DeserializeOwned>(
-    samples: &[SampleFn],
-    also: &[AlsoFn],
-) -> Result<(Schema, Vec<M>), TraceError> {
+fn attempt<M: DeserializeOwned>(samples: &[SampleFn]) -> Result<(Schema, Vec<M>), TraceError> {
     let mut enums: BTreeSet<String> = BTreeSet::new();
     loop {
         let mut tracer = Tracer::new(TracerConfig::default());
         let mut recorded = Samples::new();
         for sample in samples {
             sample(&mut tracer, &mut recorded).map_err(|e| TraceError::new::<M>(&e, Vec::new()))?;
-        }
-        for first in also {
-            first(&mut tracer, &recorded).map_err(|e| TraceError::new::<M>(&e, Vec::new()))?;
         }
         let mut witnesses = Vec::new();
         let mut root = None;
@@ -438,6 +442,14 @@ mod tests {
     struct Outer {
         state: State,
         list: Vec<Inner>,
+        bag: Vec<Item>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    enum Item {
+        Sword,
+        Potion(u8),
+        Scroll { spell: Option<Mood> },
     }
 
     #[derive(Serialize, Deserialize)]
@@ -457,16 +469,8 @@ mod tests {
     struct Inner(i16, i16);
 
     #[test]
-    fn an_enum_inside_a_variant_is_named_and_complete_once_listed() {
-        let err = trace::<Outer>().unwrap_err();
-        assert_eq!(err.at, ["Mood"], "{err}");
-        assert!(err.to_string().contains("Guard::trace_also"), "{err}");
-        let also = [also_of::<Mood>()];
-        let input = TraceInput {
-            samples: &[],
-            also: &also,
-        };
-        let schema = trace_with::<Outer>(&input).unwrap();
+    fn enums_inside_variants_sequences_and_recursions_are_complete() {
+        let schema = trace::<Outer>().unwrap();
         let Some(TypeDef::Enum(moods)) = schema.get("Mood") else {
             panic!("{schema:?}")
         };
@@ -497,5 +501,29 @@ mod tests {
         assert!(err.type_name.ends_with("HasLoose"), "{err}");
         assert_eq!(err.at, ["HasLoose.value"]);
         assert!(err.to_string().contains("untagged"), "{err}");
+    }
+
+    #[derive(Serialize, Deserialize)]
+    enum Expr {
+        Add(Box<Expr>, Box<Expr>),
+        Lit(u32),
+        List(Vec<Expr>),
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Tree {
+        children: Vec<Tree>,
+        next: Option<Box<Tree>>,
+        root: Expr,
+    }
+
+    #[test]
+    fn recursive_types_end() {
+        let schema = trace::<Tree>().unwrap();
+        let Some(TypeDef::Enum(exprs)) = schema.get("Expr") else {
+            panic!("{schema:?}")
+        };
+        assert_eq!(exprs.len(), 3);
+        assert!(exprs.iter().all(Option::is_some));
     }
 }

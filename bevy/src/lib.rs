@@ -95,6 +95,7 @@ mod ids;
 mod menu;
 mod plugin;
 mod registry;
+mod schema;
 mod world;
 
 pub use error::SaveError;
@@ -105,6 +106,7 @@ pub use ids::{SaveId, Saveable};
 pub use menu::SaveMenu;
 pub use plugin::{Autosave, SaveManager, SavegamePlugin};
 pub use registry::SavegameApp;
+pub use schema::memento_types;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

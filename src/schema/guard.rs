@@ -253,6 +253,8 @@ impl Guard {
         }
     }
 
+    // A check runs once per memento, in a test: the size of its error does not matter.
+    #[allow(clippy::result_large_err)]
     fn check_one(
         &self,
         entry: &MementoType,
@@ -389,6 +391,7 @@ impl Guard {
     }
 
     /// The steps from the committed versions `from` to `now`.
+    #[allow(clippy::result_large_err)]
     fn steps_from(
         &self,
         id: &str,

@@ -55,30 +55,80 @@
 //!
 //! # The walk-through
 //!
-//! A game's `Player` has a memento at version 1, and its shape is committed. A developer adds a
-//! field, `stamina: u32`. The test fails:
+//! A game's `Player` has a memento at version 1, and its shape is committed. A developer adds
+//! a field, `stamina: u32`, and the test fails, saying where and what to do; they raise the
+//! version, and it fails again until the step from 1 to 2 is there; with it, the guard writes
+//! `player.v2.json` and a fixture of the new version, and fails once more, for them to commit
+//! both; then it passes, and every fixture ever written still loads. Here as a doctest, with
+//! the game's two versions side by side (a game has one, and edits it):
 //!
-//! ```text
-//! - memento "player" changed shape, and its version did not (memento version 1, committed in schemas/player.v1.json):
-//!     /player/stamina: added (u32; no default: old saves lack it, so they fail to load; make it an Option or give it #[serde(default)])  [breaking in MessagePack]
-//!   Old saves would load wrong or not at all. To fix it, raise the memento's version to 2 ...
 //! ```
+//! use savegame::schema::{Fixtures, Guard, Problem};
+//! use savegame::{Migrations, Originator, SaveState};
 //!
-//! The developer raises the version (`#[savegame(version = 2)]`) and runs the tests again;
-//! they fail, since no step leads from 1 to 2:
+//! mod before {
+//!     #[derive(savegame::Originator, savegame::SaveState, Default)]
+//!     pub struct Game { #[savegame(originator)] pub player: Player }
+//!     #[derive(savegame::Originator, Default)]
+//!     pub struct Player { pub health: u32 }
+//! }
+//! mod after {
+//!     #[derive(savegame::Originator, savegame::SaveState, Default)]
+//!     pub struct Game { #[savegame(originator)] pub player: Player }
+//!     #[derive(savegame::Originator, Default)]
+//!     #[savegame(version = 2)] // 3. raised
+//!     pub struct Player { pub health: u32, pub stamina: u32 } // 1. a field added
+//! }
+//! # mod unbumped {
+//! #     #[derive(savegame::Originator, savegame::SaveState, Default)]
+//! #     pub struct Game { #[savegame(originator)] pub player: Player }
+//! #     #[derive(savegame::Originator, Default)]
+//! #     pub struct Player { pub health: u32, pub stamina: u32 }
+//! # }
 //!
-//! ```text
-//! - memento "player" went from memento version 1 (schemas/player.v1.json) to memento version 2,
-//!   and no migration step leads there: no per-memento step Migrations::memento_step("player", 1, 2, ..). ...
+//! # let repo = tempfile::tempdir().unwrap();
+//! # let schemas = repo.path().join("schemas");
+//! # let fixtures = repo.path().join("fixtures");
+//! // The game's test, as it runs at each step (`schemas/` and `fixtures/` in the game's repo).
+//! let guard = |migrations: Migrations| Guard::new(&schemas).migrations(migrations).write_files(true);
+//! let kit = |migrations: Migrations| {
+//!     Fixtures::new(&fixtures, move |b| b.migrations(migrations.clone())).write_files(true)
+//! };
+//!
+//! // Version 1 is committed: the first run wrote its files, the developer committed them.
+//! assert!(guard(Migrations::new()).check(&before::Game::default()).unwrap_err().only_written());
+//! assert!(kit(Migrations::new()).write_missing(&before::Game::default()).unwrap_err().only_written());
+//! guard(Migrations::new()).check(&before::Game::default())?;
+//!
+//! // 1. A field added, and nothing else: the test fails, naming the change and the fix.
+//! let failure = guard(Migrations::new()).check(&unbumped::Game::default()).unwrap_err();
+//! assert!(failure.to_string().contains(
+//!     "/player/stamina: added (u32; no default: old saves lack it, so they fail to load"
+//! ));
+//! assert!(failure.to_string().contains("raise the memento's version to 2"));
+//!
+//! // 2. The version raised, but no step yet: it fails, naming the versions.
+//! let failure = guard(Migrations::new()).check(&after::Game::default()).unwrap_err();
+//! assert!(matches!(failure.problems[0], Problem::NoStep { from: (1, 1), to: (1, 2), .. }));
+//!
+//! // 3. The step written: the guard writes player.v2.json, the kit a fixture; both to commit.
+//! let steps = || {
+//!     Migrations::new().memento_step("player", 1, 2, |player| {
+//!         player.insert_if_absent("stamina", 100);
+//!         Ok(())
+//!     })
+//! };
+//! assert!(guard(steps()).check(&after::Game::default()).unwrap_err().only_written());
+//! assert!(kit(steps()).write_missing(&after::Game::default()).unwrap_err().only_written());
+//! assert!(schemas.join("player.v1.json").exists() && schemas.join("player.v2.json").exists());
+//!
+//! // 4. Committed: it passes, and both fixtures load, the old one through the step.
+//! guard(steps()).check(&after::Game::default())?;
+//! let loaded = kit(steps()).load_all(after::Game::default)?;
+//! let migrated: Vec<bool> = loaded.iter().map(|f| f.restore.is_exact()).collect();
+//! assert_eq!(migrated, [true, true]);
+//! # Ok::<(), savegame::schema::Failure>(())
 //! ```
-//!
-//! They write the step (`Migrations::memento_step("player", 1, 2, |m| { m.insert_if_absent("stamina", 100); Ok(()) })`)
-//! and run again: the guard writes `schemas/player.v2.json` and fails once, telling them to
-//! commit it; [`Fixtures::write_missing`] writes a save of the sample state at the new version
-//! into `fixtures/`. They commit both, beside `player.v1.json` and the older fixtures, which stay;
-//! from then on [`Fixtures::load_all`] loads every fixture ever written, through the new step.
-//! The whole story runs, as a test, in the crate's `tests/schema.rs`
-//! (`the_walk_through_from_a_new_field_to_a_committed_version`).
 //!
 //! Had the field been `stamina: Option<u32>` (or `#[serde(default)] stamina: u32`), old saves
 //! would survive in JSON and MessagePack: the test passes with a note and updates

@@ -234,7 +234,7 @@ fn child(value: &Dyn, i: usize) -> Option<&Dyn> {
         Dyn::Array(items) => items.get(i),
         Dyn::Map(entries) => entries
             .get(i / 2)
-            .map(|(k, v)| if i % 2 == 0 { k } else { v }),
+            .map(|(k, v)| if i.is_multiple_of(2) { k } else { v }),
         _ => None,
     }
 }
@@ -244,7 +244,7 @@ fn child_mut(value: &mut Dyn, i: usize) -> Option<&mut Dyn> {
         Dyn::Array(items) => items.get_mut(i),
         Dyn::Map(entries) => entries
             .get_mut(i / 2)
-            .map(|(k, v)| if i % 2 == 0 { k } else { v }),
+            .map(|(k, v)| if i.is_multiple_of(2) { k } else { v }),
         _ => None,
     }
 }

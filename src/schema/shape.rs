@@ -400,7 +400,7 @@ impl TypeDef {
 /// The serde shape of one memento type: its root type and every named type it reaches.
 ///
 /// Traced from the type by the [guard](super::Guard) (through its `Deserialize` impl), read
-/// from a committed file ([`Schema::from_json`]), or built by hand for a type the tracer
+/// from a committed file ([`SchemaFile::from_json`](super::SchemaFile::from_json)), or built by hand for a type the tracer
 /// cannot follow ([`Guard::shape`](super::Guard::shape)):
 ///
 /// ```

@@ -331,6 +331,10 @@ fn a_rename_fails_in_named_codecs_and_says_what_to_do() {
         "{text}"
     );
     assert!(text.contains("player.v2.json"), "{text}");
+    assert!(
+        text.contains("In the step: memento.rename(\"health\", \"hp\")."),
+        "{text}"
+    );
     // In bitcode, names are not written: a rename in place is no change.
     against::<renamed::Player>(dir.path(), Codec::Bitcode, 1).unwrap();
 }
@@ -524,6 +528,18 @@ fn a_new_schema_version_needs_a_whole_document_step() {
     assert!(failure.only_written(), "{failure}");
     assert!(dir.path().join("player.s2.v1.json").exists());
     check(steps()).unwrap();
+}
+
+#[test]
+fn a_state_that_lists_nothing_fails_rather_than_passing_unchecked() {
+    let dir = tempfile::tempdir().unwrap();
+    let failure = Guard::new(dir.path())
+        .check_types(&MementoTypes::new())
+        .unwrap_err();
+    assert!(
+        problem_text(&failure).contains("lists no memento types"),
+        "{failure}"
+    );
 }
 
 #[test]

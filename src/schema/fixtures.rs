@@ -207,7 +207,7 @@ impl Fixtures {
         let write = self.write.unwrap_or_else(|| !super::guard::in_ci());
         if !write {
             return Err(self.failure(vec![Problem::Missing {
-                id: "(the whole state)".into(),
+                id: String::new(),
                 file: path,
             }]));
         }
@@ -228,7 +228,7 @@ impl Fixtures {
             })
             .map_err(|e| self.file_problem(&path, e.to_string()))?;
         Err(self.failure(vec![Problem::Written {
-            id: "(the whole state)".into(),
+            id: String::new(),
             file: path,
             why: format!(
                 "a save of the sample state at schema version {}, for every later version of \

@@ -208,6 +208,11 @@ impl Guard {
     /// # Errors
     /// As for [`check`](Self::check).
     pub fn check_types(&self, types: &MementoTypes) -> Result<Report, Failure> {
+        if types.is_empty() {
+            return Err(self.failure(vec![Problem::Unlisted {
+                reason: "the state lists no memento types: there is nothing to check".into(),
+            }]));
+        }
         let write = self.write.unwrap_or_else(|| !in_ci());
         let files = match read_dir(&self.dir) {
             Ok(files) => files,
@@ -332,9 +337,9 @@ impl Guard {
                         id: id.clone(),
                         file: path.clone(),
                         versions: now,
+                        advice: self.advice(&id, now, path, &changes),
                         changes,
                         codecs: self.codecs.clone(),
-                        advice: self.advice(&id, now, path),
                     });
                 }
                 v => {
@@ -431,8 +436,9 @@ impl Guard {
     }
 
     /// What to do about a breaking change at versions `now`, committed in `path`.
-    fn advice(&self, id: &str, now: (u32, u32), path: &Path) -> String {
+    fn advice(&self, id: &str, now: (u32, u32), path: &Path, changes: &[Change]) -> String {
         let (s, m) = now;
+        let hints = step_hints(id, changes);
         let next = file_name(id, s, m + 1);
         let bump_memento = format!(
             "raise the memento's version to {} (#[savegame(version = {})] on a derived \
@@ -458,11 +464,36 @@ impl Guard {
         };
         format!(
             "Old saves would load wrong or not at all. To fix it, {bump_memento}{doc}: commit \
-             it beside {}, which stays. (If no build with the committed shape ever shipped, \
-             delete {} instead and run again.)",
+             it beside {}, which stays.{hints} (If no build with the committed shape ever \
+             shipped, delete {} instead and run again.)",
             path.display(),
             path.display()
         )
+    }
+}
+
+/// What a step does about the memento's own fields, where the change says: a rename is
+/// `rename`, a field added with no default is `insert_if_absent`.
+fn step_hints(id: &str, changes: &[Change]) -> String {
+    let top = format!("/{}/", id.replace('~', "~0").replace('/', "~1"));
+    let mut hints = Vec::new();
+    for c in changes {
+        let Some(field) = c.path.strip_prefix(&top).filter(|f| !f.contains('/')) else {
+            continue;
+        };
+        if let Some(rest) = c.what.strip_prefix("renamed to ") {
+            let new = rest.split(' ').next().unwrap_or_default();
+            hints.push(format!("memento.rename({field:?}, {new:?})"));
+        } else if c.what.starts_with("added (") && c.named == Verdict::Breaking {
+            hints.push(format!(
+                "memento.insert_if_absent({field:?}, <its value for old saves>)"
+            ));
+        }
+    }
+    if hints.is_empty() {
+        String::new()
+    } else {
+        format!(" In the step: {}.", hints.join("; "))
     }
 }
 

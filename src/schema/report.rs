@@ -68,9 +68,10 @@ pub enum Problem {
         /// The missing step, in words.
         missing: String,
     },
-    /// A new schema file was written: review it and commit it (the next run passes).
+    /// A new schema file (or fixture) was written: review it and commit it (the next run
+    /// passes).
     Written {
-        /// The memento id (or pattern).
+        /// The memento id (or pattern); empty for a fixture, a save of the whole state.
         id: String,
         /// The file.
         file: PathBuf,
@@ -78,9 +79,9 @@ pub enum Problem {
         /// the last one).
         why: String,
     },
-    /// A schema file is missing, and this run writes none (in CI).
+    /// A schema file (or fixture) is missing, and this run writes none (in CI).
     Missing {
-        /// The memento id (or pattern).
+        /// The memento id (or pattern); empty for a fixture.
         id: String,
         /// The file it should be.
         file: PathBuf,
@@ -126,6 +127,15 @@ pub enum Problem {
 
 fn shown(path: &std::path::Path) -> String {
     path.display().to_string()
+}
+
+/// `memento "player": `, or nothing for a problem of the whole state (an empty id).
+fn about(id: &str) -> String {
+    if id.is_empty() {
+        String::new()
+    } else {
+        format!("memento {id:?}: ")
+    }
 }
 
 fn versions(v: (u32, u32)) -> String {
@@ -175,14 +185,16 @@ impl fmt::Display for Problem {
             ),
             Problem::Written { id, file, why } => write!(
                 f,
-                "memento {id:?}: wrote {} ({why}). Review it and commit it: it is the record \
-                 of the shape this version ships. The next run passes.",
+                "{}wrote {} ({why}). Review it and commit it: it is the record of what this \
+                 version ships. The next run passes.",
+                about(id),
                 shown(file)
             ),
             Problem::Missing { id, file } => write!(
                 f,
-                "memento {id:?}: {} is not committed. Run the tests where they may write files \
-                 (not in CI), review what they write, and commit it.",
+                "{}{} is not committed. Run the tests where they may write files (not in CI), \
+                 review what they write, and commit it.",
+                about(id),
                 shown(file)
             ),
             Problem::Newer {

@@ -124,6 +124,12 @@ fn the_player_gaining_a_field_without_a_version_bump_fails_with_what_to_do() {
     );
     assert!(text.contains("raise the memento's version to 2"), "{text}");
     assert!(
+        text.contains(
+            "In the step: memento.insert_if_absent(\"stamina\", <its value for old saves>)."
+        ),
+        "{text}"
+    );
+    assert!(
         text.contains("or raise the game's schema version to 4 with a whole-document step"),
         "{text}"
     );

@@ -169,6 +169,7 @@ mod probe;
 mod report;
 mod shape;
 pub(crate) mod trace;
+mod traced;
 
 pub use diff::{ALL_CODECS, Change, Verdict, diff, verdict};
 pub use file::SchemaFile;

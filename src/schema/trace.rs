@@ -382,6 +382,7 @@ impl Converter<'_> {
             Format::Option(f) => Type::Option(boxed(f)?),
             Format::Seq(f) => Type::Seq(boxed(f)?),
             Format::Map { key, value } => Type::Map(boxed(key)?, boxed(value)?),
+            Format::Tuple(fs) if fs.is_empty() => Type::Array(Box::new(Type::Unit), 0),
             Format::Tuple(fs) => Type::Tuple(self.all(fs)?),
             Format::TupleArray { content, size } => Type::Array(boxed(content)?, *size),
         })
@@ -515,6 +516,28 @@ mod tests {
         children: Vec<Tree>,
         next: Option<Box<Tree>>,
         root: Expr,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct Odd {
+        none: [u8; 0],
+        one: (u8,),
+        pair: (u8, u8),
+        unit: (),
+    }
+
+    #[test]
+    fn odd_tuples_read_back_from_their_file_as_traced() {
+        let schema = trace::<Odd>().unwrap();
+        let file = super::super::SchemaFile {
+            id: "odd".into(),
+            schema_version: 1,
+            memento_version: 1,
+            schema: schema.clone(),
+        };
+        let back = super::super::SchemaFile::from_json(&file.to_json()).unwrap();
+        assert_eq!(back.schema, schema);
+        assert_eq!(super::super::diff(&schema, &back.schema, "odd"), []);
     }
 
     #[test]

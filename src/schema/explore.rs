@@ -10,14 +10,14 @@
 //! leads to something not yet complete, else one that ends. Passes repeat until one learns
 //! nothing; a type still not complete then is named in the error.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, EnumAccess, IntoDeserializer, MapAccess, SeqAccess,
     VariantAccess, Visitor,
 };
 
-use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, is_type_name};
+use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, usable_names};
 use super::traced::{Body, Ctx, Def, Ty, error, merge, merge_body, merge_fields};
 pub(crate) use super::traced::{ErrorKind, ExploreError};
 
@@ -548,34 +548,7 @@ pub(crate) fn explore<M: DeserializeOwned>() -> Result<(Schema, Vec<M>), Explore
 
 /// The traced shapes as a [`Schema`], names made usable (names are in no codec's bytes).
 fn convert(root: &Ty, defs: &BTreeMap<&'static str, Def>) -> Schema {
-    let mut names: BTreeMap<&str, String> = BTreeMap::new();
-    let mut taken: BTreeSet<String> = defs
-        .keys()
-        .filter(|n| is_type_name(n))
-        .map(|n| (*n).to_owned())
-        .collect();
-    for name in defs.keys() {
-        let usable = if is_type_name(name) {
-            (*name).to_owned()
-        } else {
-            let mut base: String = name
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                base.insert(0, 'T');
-            }
-            let mut candidate = format!("{base}_");
-            let mut n = 2;
-            while taken.contains(&candidate) {
-                candidate = format!("{base}_{n}");
-                n += 1;
-            }
-            taken.insert(candidate.clone());
-            candidate
-        };
-        names.insert(name, usable);
-    }
+    let names = usable_names(defs.keys().copied());
     let ty = |t: &Ty| to_type(t, &names);
     let fields = |fs: &[(&'static str, Ty)]| {
         fs.iter()

@@ -100,6 +100,44 @@ pub(crate) fn is_type_name(name: &str) -> bool {
         && !is_reserved(name)
 }
 
+/// A usable name for each traced type name: itself where it can name a type in a schema
+/// ([`is_type_name`]), otherwise its letters and digits with `_` for the rest and a suffix that
+/// keeps it apart from every other (`my type` → `my_type_`). Names are in no codec's bytes, so
+/// renaming them changes nothing a save holds.
+pub(crate) fn usable_names<'a>(
+    traced: impl Iterator<Item = &'a str> + Clone,
+) -> BTreeMap<&'a str, String> {
+    let mut taken: BTreeSet<String> = traced
+        .clone()
+        .filter(|n| is_type_name(n))
+        .map(str::to_owned)
+        .collect();
+    let mut names = BTreeMap::new();
+    for name in traced {
+        let usable = if is_type_name(name) {
+            name.to_owned()
+        } else {
+            let mut base: String = name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
+                base.insert(0, 'T');
+            }
+            let mut candidate = format!("{base}_");
+            let mut n = 2;
+            while taken.contains(&candidate) {
+                candidate = format!("{base}_{n}");
+                n += 1;
+            }
+            taken.insert(candidate.clone());
+            candidate
+        };
+        names.insert(name, usable);
+    }
+    names
+}
+
 impl Type {
     /// Parses a type as [`Display`](fmt::Display) writes it: `Map<String, Vec<Item>>`.
     ///
@@ -549,6 +587,16 @@ mod tests {
         ] {
             assert!(Type::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn traced_names_that_cannot_name_a_type_get_one_that_can() {
+        let names = usable_names(["Item", "String", "my type", "my_type_", "9lives"].into_iter());
+        assert_eq!(names["Item"], "Item");
+        assert_eq!(names["String"], "String_");
+        assert_eq!(names["my type"], "my_type_2");
+        assert_eq!(names["9lives"], "T9lives_");
+        assert!(names.values().all(|n| is_type_name(n)));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use serde_reflection::{
 
 use super::explore::{ErrorKind, ExploreError, explore};
 use super::probe;
-use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, is_type_name};
+use super::shape::{Field, Schema, Type, TypeDef, Variant, VariantBody, usable_names};
 
 /// A sample value, recorded into a tracer before it traces a type: serde-reflection hands it
 /// to a hand-written `Deserialize` that refuses made-up values.
@@ -288,34 +288,7 @@ fn variant_unknown(variant: &VariantFormat) -> bool {
 /// is a primitive's, or has characters a type expression cannot hold, gets another: names are
 /// not part of any codec's bytes).
 fn convert<M>(root: &Format, registry: &Registry) -> Result<Schema, TraceError> {
-    let mut names: BTreeMap<&str, String> = BTreeMap::new();
-    let mut taken: BTreeSet<String> = registry
-        .keys()
-        .filter(|n| is_type_name(n))
-        .cloned()
-        .collect();
-    for name in registry.keys() {
-        let usable = if is_type_name(name) {
-            name.clone()
-        } else {
-            let mut base: String = name
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            if !base.starts_with(|c: char| c.is_ascii_alphabetic()) {
-                base.insert(0, 'T');
-            }
-            let mut candidate = format!("{base}_");
-            let mut n = 2;
-            while taken.contains(&candidate) {
-                candidate = format!("{base}_{n}");
-                n += 1;
-            }
-            taken.insert(candidate.clone());
-            candidate
-        };
-        names.insert(name, usable);
-    }
+    let names = usable_names(registry.keys().map(String::as_str));
     let c = Converter { names: &names };
     let bad = |what: String| TraceError::incomplete::<M>(what);
     let root = c

@@ -149,7 +149,9 @@
 //!   one ([`Guard::sample`], or the sample state's own mementos, which the tracer tries); for
 //!   anything else, give the shape by hand ([`Guard::shape`]).
 //! - **The verdicts are per codec** (the table in [`diff()`]): JSON and MessagePack (structs as
-//!   maps, as savegame writes them) by field name, bitcode by position.
+//!   maps, as savegame writes them) by field name, bitcode by position. A game that saves only
+//!   in bitcode runs no migration steps (its saves are not self-describing): the guard asks it
+//!   for a new version, not a step, and says it cannot check how old saves are converted.
 //! - **Names of types are not compared**: no codec writes them. Renaming `struct Item` to
 //!   `struct Thing` changes nothing; renaming a field or a variant does.
 //! - **A version is `(schema version, memento version)`**: a game that versions its whole

@@ -359,10 +359,43 @@ fn a_bitcode_reorder_fails_and_a_named_codec_sees_no_change() {
         "{text}"
     );
     assert!(text.contains("[breaking in bitcode]"), "{text}");
+    assert!(
+        text.contains("bitcode saves run no migration steps"),
+        "{text}"
+    );
     let report = against::<reordered::Player>(dir.path(), Codec::MessagePack, 1).unwrap();
     assert!(
         report.notes[0].contains("the same bytes in MessagePack"),
         "{report}"
+    );
+}
+
+#[test]
+fn a_bitcode_game_bumps_without_a_step_it_could_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    commit::<v1::Player>(dir.path(), "player", 1);
+    let bitcode = || {
+        Guard::new(dir.path())
+            .codec(Codec::Bitcode)
+            .write_files(true)
+            .check_types(&one::<reordered::Player>("player", 2))
+    };
+    let failure = bitcode().unwrap_err();
+    assert!(failure.only_written(), "{failure}");
+    let report = bitcode().unwrap();
+    assert!(
+        report.notes[0].contains("cannot check how old ones are converted"),
+        "{report}"
+    );
+    // A game that also saved in MessagePack needs the step, which runs on those saves.
+    let failure = Guard::new(dir.path())
+        .codecs([Codec::MessagePack, Codec::Bitcode])
+        .write_files(false)
+        .check_types(&one::<reordered::Player>("player", 2))
+        .unwrap_err();
+    assert!(
+        matches!(failure.problems[0], Problem::NoStep { .. }),
+        "{failure}"
     );
 }
 

@@ -26,6 +26,7 @@
 //! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
 //! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`replay::Player`], your game as [`replay::Replayable`] ([`replay`]) |
 //! | keep the same slots on every device, with conflicts caught and disjoint changes merged | `cloud::CloudSync` over an object store (feature `cloud`) |
+//! | fail your tests when a memento type changes shape without a new version and a step | `schema::Guard` in your tests (feature `schema`, in dev-dependencies) |
 //! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]); [`Undoable`] when the history owns the originator, for one encoding per edit |
 //!
 //! ```
@@ -80,6 +81,7 @@
 //! | `bitcode` | no | [`Codec::Bitcode`] (bitcode, serde): the smallest and fastest; not self-describing, so migration steps and dumps refuse it ([`Error::NotSelfDescribing`]) |
 //! | `cloud` | no | `cloud`: slots synced through an object store (S3 and S3-compatible stores, GCS, Azure) with conditional puts, three-way merges of disjoint memento changes and conflicts for the rest (object_store 0.14 with `aws`, tokio) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
+//! | `schema` | no | `schema`: the schema guard for a game's tests: each memento type's serde shape traced, compared with the committed one per codec, fixtures of every version (serde-reflection, serde_json, rmp-serde) |
 //!
 //! Features are additive: [`Key`] and every method that takes one exist in every build, so code
 //! that compiles with a feature compiles without it. A build without `encryption` refuses at
@@ -193,6 +195,9 @@ pub mod migrate;
 mod originator;
 mod protection;
 pub mod replay;
+#[cfg(feature = "schema")]
+#[cfg_attr(docsrs, doc(cfg(feature = "schema")))]
+pub mod schema;
 pub mod slot;
 mod snapshot;
 pub mod state;
@@ -233,7 +238,7 @@ pub use savegame_macros::embed_migrations;
 pub use slot::SlotId;
 pub use snapshot::Snapshot;
 pub use snapshot::sealer::FileSealer;
-pub use state::{Members, Registry, RestoreReport, SaveState};
+pub use state::{Members, MementoTypes, Registry, RestoreReport, SaveState};
 
 /// Derives [`Originator`](trait@Originator): a memento struct beside the type and both
 /// methods. The attributes and examples are in the trait's documentation.

@@ -320,6 +320,15 @@ fn the_leaves_import_only_what_they_may() {
     may("error", &["slot", "migrate::error", "protection"]);
     may("compression", &["error"]);
     may("storage", &["slot", "storage", "error"]);
+    // The schema guard's shapes, files and diff know nothing of saves; its list of memento
+    // types (in `state`) reaches only its tracer.
+    may("schema::shape", &[]);
+    may("schema::file", &["schema::shape", "migrate"]);
+    may("schema::diff", &["schema::shape", "codec"]);
+    may(
+        "state::types",
+        &["error", "originator", "snapshot", "schema::trace"],
+    );
     for part in [
         "format",
         "format::frame",

@@ -96,6 +96,7 @@ mod manager;
 mod menu;
 mod plugin;
 mod registry;
+mod schema;
 mod world;
 
 pub use error::SaveError;
@@ -107,6 +108,7 @@ pub use manager::{SaveManager, SaveTarget};
 pub use menu::SaveMenu;
 pub use plugin::{Autosave, SavegamePlugin};
 pub use registry::SavegameApp;
+pub use schema::memento_types;
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SaveError;
 use crate::ids::{FromStable, SaveId, Saveable, ToStable};
-use savegame::Snapshot;
+use savegame::{MementoTypes, Snapshot};
 
 /// The prefix of component mementos: `component/Health`.
 pub(crate) const COMPONENT_PREFIX: &str = "component/";
@@ -41,6 +41,25 @@ pub(crate) struct Entry {
     pub(crate) decode: DecodeFn,
     /// Removes the component from an entity (for a component; a no-op for a resource).
     pub(crate) remove: fn(&mut World, Entity),
+    /// Lists the memento's type, for the schema guard.
+    pub(crate) describe: DescribeFn,
+}
+
+/// Lists the entry's memento type (the column of a component, the resource) under its id.
+pub(crate) type DescribeFn = fn(&mut MementoTypes, &Entry) -> savegame::Result<()>;
+
+fn describe_component<T: Component + Serialize + DeserializeOwned>(
+    types: &mut MementoTypes,
+    entry: &Entry,
+) -> savegame::Result<()> {
+    types.memento::<ColumnIn<T>>(entry.id.clone(), entry.version)
+}
+
+fn describe_resource<R: Resource + Serialize + DeserializeOwned>(
+    types: &mut MementoTypes,
+    entry: &Entry,
+) -> savegame::Result<()> {
+    types.memento::<R>(entry.id.clone(), entry.version)
 }
 
 /// Captures the type into the snapshot under the entry's id; returns how many entity
@@ -65,7 +84,8 @@ struct ColumnOut<'a, T> {
     values: &'a [T],
 }
 
-#[derive(Deserialize)]
+/// Serialize too, for the schema guard's probes (the same fields as [`ColumnOut`]).
+#[derive(Serialize, Deserialize)]
 struct ColumnIn<T> {
     entities: Vec<u32>,
     values: Vec<T>,
@@ -318,6 +338,7 @@ impl SavegameApp for App {
             capture: capture_component::<T>,
             decode: decode_component::<T>,
             remove: remove_component::<T>,
+            describe: describe_component::<T>,
         };
         self.world_mut()
             .get_resource_or_init::<SaveRegistry>()
@@ -351,6 +372,7 @@ impl SavegameApp for App {
             capture: capture_resource::<R>,
             decode: decode_resource::<R>,
             remove: no_remove,
+            describe: describe_resource::<R>,
         };
         self.world_mut()
             .get_resource_or_init::<SaveRegistry>()

@@ -29,13 +29,13 @@ pub(crate) const ENTITIES_ID: &str = "bevy/entities";
 pub(crate) const HIERARCHY_ID: &str = "bevy/hierarchy";
 
 #[derive(Serialize, Deserialize)]
-struct EntitiesMemento {
+pub(crate) struct EntitiesMemento {
     ids: Vec<u32>,
     next: u32,
 }
 
 #[derive(Serialize, Deserialize, Default)]
-struct HierarchyMemento {
+pub(crate) struct HierarchyMemento {
     children: Vec<u32>,
     parents: Vec<u32>,
 }

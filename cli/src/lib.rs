@@ -12,6 +12,8 @@
 //! | `savegame pack JSON --out FILE [--codec C] [--schema N] [--slot S] [--now]` | the reverse of `dump`, keeping its saved-at |
 //! | `savegame migrate FILE --migrations DIR [--to N] [--dry-run]` | declarative steps, crash-safely |
 //! | `savegame diff A B [--json] [--full] [--migrations DIR]` | what changed, memento by memento, with JSON Pointer paths |
+//! | `savegame schema FILE` | the schema version of a save and the version of each memento in it |
+//! | `savegame schema diff OLD.json NEW.json [--codec C]` | what changed between two committed schema files, and whether old saves survive it |
 //!
 //! Keys come from `--key-file K` (32 raw bytes or 64 hex digits) or the `SAVEGAME_KEY`
 //! environment variable (64 hex digits), never from the command line, and are never printed.
@@ -19,7 +21,8 @@
 //! Exit codes: 0 ok; 1 a file is bad (damaged, wrong key, newer, a failed step, an I/O
 //! error); 2 usage (a wrong argument, a key file that is not a key, a key that is needed and
 //! missing). `diff` follows diff(1) instead: 0 the saves hold the same, 1 they differ, 2 any
-//! failure (a bad file or a wrong key included).
+//! failure (a bad file or a wrong key included). `schema diff` likewise: 0 old saves survive the
+//! change (or there is none), 1 it breaks them in a codec, 2 a file that cannot be read.
 //!
 //! `--schema N` is the game's current schema version. Checking a file (`inspect`, `verify`)
 //! does not need it: without it, a save or replay at any schema version is checked for
@@ -196,6 +199,20 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         migrations: Option<PathBuf>,
     },
+    /// The schema version of a save and the version of each memento in it; `schema diff OLD
+    /// NEW` compares two schema files
+    #[command(
+        after_help = AFTER_HELP,
+        args_conflicts_with_subcommands = true,
+        subcommand_negates_reqs = true
+    )]
+    Schema {
+        #[command(subcommand)]
+        command: Option<SchemaCommand>,
+        /// The save file
+        #[arg(required = true)]
+        file: Option<PathBuf>,
+    },
     /// Applies declarative migration steps to a save, without the game's code. Writes the
     /// result crash-safely and keeps the old file as FILE.vN.bak (N: its schema version)
     #[command(after_help = AFTER_HELP)]
@@ -212,6 +229,30 @@ enum Command {
         /// opened, and write nothing
         #[arg(long)]
         dry_run: bool,
+    },
+}
+
+/// What `schema diff --help` says about its exit codes.
+const SCHEMA_DIFF_AFTER_HELP: &str = "\
+Exit codes:
+  0  old saves survive the change in every codec asked about (or nothing changed)
+  1  the change breaks old saves in one of them: a version bump and a migration step are needed
+  2  a file cannot be read or is not a schema file, or a wrong argument";
+
+/// `schema`'s subcommand.
+#[derive(Debug, Subcommand)]
+enum SchemaCommand {
+    /// What changed between two schema files of a memento (as the schema guard writes them in
+    /// a game's `schemas/`), each change with whether old saves survive it, codec by codec
+    #[command(after_help = SCHEMA_DIFF_AFTER_HELP)]
+    Diff {
+        /// The old schema file (`schemas/player.v1.json`)
+        old: PathBuf,
+        /// The new one
+        new: PathBuf,
+        /// Judge for this codec only [default: every codec]
+        #[arg(long, value_enum)]
+        codec: Option<commands::schema::SchemaCodec>,
     },
 }
 
@@ -301,6 +342,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             to,
             dry_run,
         } => commands::migrate::run(&file, &migrations, to, dry_run, key),
+        Command::Schema { command, file } => match (command, file) {
+            (Some(SchemaCommand::Diff { old, new, codec }), _) => {
+                commands::schema::run_diff(&old, &new, codec)
+            }
+            (None, Some(file)) => commands::schema::versions(&file, key),
+            (None, None) => Err(Failure::usage_plain(
+                "schema needs a save file, or `diff OLD NEW`",
+                "Usage",
+            )),
+        },
     }
 }
 

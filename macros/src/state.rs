@@ -39,6 +39,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut flattened = Vec::new();
     let mut reset = Vec::new();
     let mut members = Vec::new();
+    let mut types = Vec::new();
     let mut seen: Vec<(String, proc_macro2::Span)> = Vec::new();
     for (i, f) in named.named.iter().enumerate() {
         let a = attrs::field(&f.attrs)?;
@@ -59,6 +60,11 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             capture.push(quote!(#krate::SaveState::capture_state(&self.#name, snapshot)?;));
             members.push(quote!(
                 if !#krate::SaveState::members(&self.#name, members)? {
+                    return ::core::result::Result::Ok(false);
+                }
+            ));
+            types.push(quote!(
+                if !#krate::SaveState::memento_types(&self.#name, types)? {
                     return ::core::result::Result::Ok(false);
                 }
             ));
@@ -85,6 +91,7 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         let tmp = format_ident!("__savegame_{}", i);
         capture.push(quote!(snapshot.capture(#id, &self.#name)?;));
         members.push(quote!(members.originator(#id, &self.#name)?;));
+        types.push(quote!(types.originator(#id, &self.#name)?;));
         claimed.push(id.clone());
         if a.optional {
             decode.push(quote!(
@@ -152,6 +159,15 @@ pub fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ) -> #krate::Result<bool> {
                 let _ = &members;
                 #(#members)*
+                ::core::result::Result::Ok(true)
+            }
+
+            fn memento_types(
+                &self,
+                types: &mut #krate::MementoTypes,
+            ) -> #krate::Result<bool> {
+                let _ = &types;
+                #(#types)*
                 ::core::result::Result::Ok(true)
             }
 

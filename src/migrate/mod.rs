@@ -102,6 +102,7 @@
 mod chain;
 mod document;
 pub(crate) mod error;
+mod memento_plan;
 #[cfg(feature = "json")]
 mod patch;
 mod run;

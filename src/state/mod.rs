@@ -54,10 +54,12 @@
 
 mod members;
 mod registry;
+mod types;
 
 pub use members::Members;
 pub(crate) use members::encode_listed;
 pub use registry::Registry;
+pub use types::{MementoType, MementoTypes};
 
 use crate::error::{Error, Result};
 use crate::format::Metadata;
@@ -148,6 +150,21 @@ pub trait SaveState {
     /// [`Error::InvalidId`] for an unusable id, as for [`Snapshot::capture`].
     fn members<'s>(&'s self, members: &mut Members<'s>) -> Result<bool> {
         let _ = members;
+        Ok(false)
+    }
+
+    /// Lists every member's memento type in `types`, under its id and at its memento version,
+    /// for the schema guard (`savegame::schema`, feature `schema`), which traces each type's
+    /// shape and compares it with the one the game committed. Returns `false` when the state
+    /// cannot list them. `#[derive(SaveState)]` lists its members (a flattened one's too);
+    /// a [`Registry`] lists one entry, `prefix*`, for all its originators; the default, for
+    /// a state implemented by hand, says `false` (list them with
+    /// [`MementoTypes::originator`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`] for an unusable id, as for [`Snapshot::capture`].
+    fn memento_types(&self, types: &mut MementoTypes) -> Result<bool> {
+        let _ = types;
         Ok(false)
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::{Members, RestoreReport, SaveState};
+use super::{Members, MementoTypes, RestoreReport, SaveState};
 use crate::error::{Error, Result};
 use crate::format::MAX_ID_LEN;
 use crate::originator::Originator;
@@ -271,6 +271,11 @@ impl<T: Originator> SaveState for Registry<T> {
                 members.originator(format!("{}{id}", self.prefix), o)?;
             }
         }
+        Ok(true)
+    }
+
+    fn memento_types(&self, types: &mut MementoTypes) -> Result<bool> {
+        types.registry(&self.prefix, self.entries.values())?;
         Ok(true)
     }
 

@@ -7,6 +7,7 @@ pub mod list;
 pub mod migrate;
 pub mod pack;
 pub mod replay;
+pub mod schema;
 pub mod verify;
 
 use std::io::Write;

@@ -1,0 +1,42 @@
+//! [`memento_types`]: what the plugin saves, as the schema guard (`savegame::schema`, the
+//! feature `schema` of `savegame`) checks it in a game's tests.
+
+use bevy_ecs::world::World;
+use savegame::MementoTypes;
+
+use crate::registry::SaveRegistry;
+use crate::world::{ENTITIES_ID, EntitiesMemento, HIERARCHY_ID, HierarchyMemento};
+
+/// The memento type of every registered component (`component/<name>`: the column of the
+/// entities that have it) and resource (`resource/<name>`), each at the version it was
+/// registered at, and the plugin's own (`bevy/entities`, `bevy/hierarchy`): what a save of
+/// this world holds, for `savegame::schema::Guard::check_types`.
+///
+/// ```no_run
+/// # fn app() -> bevy_app::App { bevy_app::App::new() }
+/// # fn migrations() -> savegame::Migrations { savegame::Migrations::new() }
+/// #[test]
+/// fn save_schemas_are_committed() {
+///     let app = app(); // the game's App, with its save_component and save_resource calls
+///     let types = savegame_bevy::memento_types(app.world()).unwrap();
+///     # #[cfg(any())]
+///     savegame::schema::Guard::new("schemas")
+///         .migrations(migrations())
+///         .check_types(&types)
+///         .unwrap();
+/// }
+/// ```
+///
+/// # Errors
+/// [`savegame::Error::InvalidId`] for a registered name that makes an unusable id.
+pub fn memento_types(world: &World) -> savegame::Result<MementoTypes> {
+    let mut types = MementoTypes::new();
+    if let Some(registry) = world.get_resource::<SaveRegistry>() {
+        for entry in registry.components.iter().chain(&registry.resources) {
+            (entry.describe)(&mut types, entry)?;
+        }
+    }
+    types.memento::<EntitiesMemento>(ENTITIES_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
+    types.memento::<HierarchyMemento>(HIERARCHY_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
+    Ok(types)
+}

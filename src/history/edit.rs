@@ -140,11 +140,11 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     /// Records `change` as one property-diff edit named by `title` (Unity's
     /// `Undo.RecordObject`): captures `target` before and after it, and keeps only the paths of
     /// the memento's value tree that changed, each with its old and new value (see
-    /// [`Modification`]). Undo writes the old values back into the originator's *current*
+    /// [`Modification`](super::Modification)). Undo writes the old values back into the originator's *current*
     /// memento and restores that; redo writes the new ones. A property that something else
     /// changes later without recording it (a script, play) is left alone by undo and redo.
     ///
-    /// When a recorded path was changed since, the history's [`OnConflict`] rule decides:
+    /// When a recorded path was changed since, the history's [`OnConflict`](super::OnConflict) rule decides:
     /// by default the undo is refused with [`Error::UndoConflict`], changing nothing.
     ///
     /// ```

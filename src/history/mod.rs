@@ -66,7 +66,7 @@
 //!   values into the originator's current memento and restores that; a property changed later
 //!   without being recorded stays as it is. When a recorded path was itself changed since,
 //!   the history's [`OnConflict`] rule decides: by default the undo or redo is refused with
-//!   [`Error::UndoConflict`] and nothing changes (the safe choice: only the player knows which
+//!   [`Error::UndoConflict`](crate::Error::UndoConflict) and nothing changes (the safe choice: only the player knows which
 //!   change should win); [`OnConflict::KeepCurrent`] lets the later change win, and
 //!   [`OnConflict::Overwrite`] the undo (last writer wins). Paths name array elements by
 //!   index and map entries by key: keep collections whose elements come and go in maps keyed
@@ -85,7 +85,7 @@
 //! - **Errors, never panics.** Undo with nothing to undo returns `Ok(false)`. When a restore or
 //!   a command fails, what the entry had already done is taken back, the history stays where it
 //!   was, and the error is returned. Using the history in a way that makes no sense (undo while
-//!   an edit or group is open, commit without begin) is [`Error::Rejected`].
+//!   an edit or group is open, commit without begin) is [`Error::Rejected`](crate::Error::Rejected).
 //! - **Equality is byte equality** of the encoded mementos: a memento with a `HashMap` may
 //!   encode equal contents in another order and record an edit that changes nothing. Prefer
 //!   `BTreeMap` and `Vec` in mementos.
@@ -273,7 +273,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
     /// needed (and then the farthest redo entries).
     ///
     /// # Errors
-    /// [`Error::Config`] for `Some(0)`; [`Error::Malformed`] as for
+    /// [`Error::Config`](crate::Error::Config) for `Some(0)`; [`Error::Malformed`](crate::Error::Malformed) as for
     /// [`commit_edit`](Self::commit_edit).
     pub fn set_limit(&mut self, entries: Option<usize>) -> Result<()> {
         builder::check_limits(entries, None)?;

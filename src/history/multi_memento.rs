@@ -4,25 +4,6 @@
 //! A `MultiHistory` is an [`Originator`]: capture it into a [`Snapshot`](crate::Snapshot)
 //! beside the targets it edits, and restore it after them, so that both are at the same point.
 //! Its memento is versioned (format 1, the first field); a newer one is refused.
-//!
-//! # Format, version 1
-//!
-//! A map (a MessagePack map, or a JSON object):
-//!
-//! | field | type | meaning |
-//! |---|---|---|
-//! | `format` | integer | 1 |
-//! | `codec` | string | `"msgpack"` or `"json"`: the codec the modifications are encoded with |
-//! | `cursor` | integer | how many entries are done |
-//! | `saved` | integer or null | the position of the saved point, if it can be reached |
-//! | `entries` | array of entry | oldest first |
-//!
-//! - **entry:** `{"name": string, "parts": [part, ...]}`, at least one part.
-//! - **part:** `{"target": string, "diff": bytes}`: the target's id (not empty), and its
-//!   modifications, encoded in `codec` as a [`HistoryMemento`](super::HistoryMemento)'s
-//!   `"Diff"` records are.
-//!
-//! Bytes are a MessagePack `bin`, or a JSON array of numbers.
 
 use std::collections::VecDeque;
 
@@ -40,8 +21,8 @@ pub const MULTI_FORMAT_VERSION: u32 = 1;
 
 /// A [`MultiHistory`] as it is stored in a save: every entry with its name and its parts (each
 /// a target's id and its modifications), the cursor and the saved point. Open edits and
-/// groups, merge keys, limits, observers and the hook are not part of it. See the
-/// [module docs](self) for the format.
+/// groups, merge keys, limits, observers and the hook are not part of it; its format is
+/// below.
 ///
 /// ```
 /// use savegame::history::{MultiHistory, TargetSet};
@@ -70,6 +51,25 @@ pub const MULTI_FORMAT_VERSION: u32 = 1;
 /// assert!(!lamp.on);
 /// # Ok::<(), savegame::Error>(())
 /// ```
+///
+/// # Format, version 1
+///
+/// A map (a MessagePack map, or a JSON object):
+///
+/// | field | type | meaning |
+/// |---|---|---|
+/// | `format` | integer | 1 |
+/// | `codec` | string | `"msgpack"` or `"json"`: the codec the modifications are encoded with |
+/// | `cursor` | integer | how many entries are done |
+/// | `saved` | integer or null | the position of the saved point, if it can be reached |
+/// | `entries` | array of entry | oldest first |
+///
+/// - **entry:** `{"name": string, "parts": [part, ...]}`, at least one part.
+/// - **part:** `{"target": string, "diff": bytes}`: the target's id (not empty), and its
+///   modifications, encoded in `codec` as a [`HistoryMemento`](super::HistoryMemento)'s
+///   `"Diff"` records are.
+///
+/// Bytes are a MessagePack `bin`, or a JSON array of numbers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MultiHistoryMemento {
     format: u32,

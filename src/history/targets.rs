@@ -1,4 +1,4 @@
-//! What a [`MultiHistory`](super::MultiHistory) records and undoes: [`Target`]s (every
+//! What a [`MultiHistory`](super::MultiHistory)(super::MultiHistory) records and undoes: [`Target`]s (every
 //! [`Originator`] is one), reached by id through [`Targets`]: the game's own scene or
 //! registry, a map of boxed targets, or a [`TargetSet`] of borrowed ones built for one call.
 
@@ -10,19 +10,19 @@ use crate::codec::Codec;
 use crate::error::Result;
 use crate::originator::Originator;
 
-/// Something a [`MultiHistory`] records: every [`Originator`] is one. The trait is
+/// Something a [`MultiHistory`](super::MultiHistory) records: every [`Originator`] is one. The trait is
 /// dyn-compatible, so that targets of different types sit side by side as `&mut dyn Target`.
 pub trait Target {
     /// The target's memento, encoded with `codec`.
     ///
     /// # Errors
-    /// [`Error::Encode`] if the codec cannot encode it.
+    /// [`Error::Encode`](crate::Error::Encode) if the codec cannot encode it.
     fn encode_memento(&self, codec: Codec) -> Result<Vec<u8>>;
 
     /// Restores the target from a memento encoded with `codec`.
     ///
     /// # Errors
-    /// [`Error::Decode`] if the bytes are not a memento of the target; the originator's own
+    /// [`Error::Decode`](crate::Error::Decode) if the bytes are not a memento of the target; the originator's own
     /// error from `restore_memento`.
     fn restore_encoded(&mut self, codec: Codec, bytes: &[u8]) -> Result<()>;
 }
@@ -40,7 +40,7 @@ impl<T: Originator> Target for T {
     }
 }
 
-/// The targets of a [`MultiHistory`](super::MultiHistory), by id: what undo and redo write
+/// The targets of a [`MultiHistory`](super::MultiHistory)(super::MultiHistory), by id: what undo and redo write
 /// to. Implement it on the game's own scene, so that undo and redo take the scene as it is:
 ///
 /// ```

@@ -166,11 +166,13 @@
 //! # }
 //! ```
 
+mod file_system;
 mod fs;
 mod memory;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 mod sim;
+mod std_fs;
 
 use std::collections::HashSet;
 use std::fmt;
@@ -178,11 +180,13 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-pub use fs::{FileSystem, FsStorage, StdFs, WriteFile};
+pub use file_system::{FileSystem, WriteFile};
+pub use fs::FsStorage;
 pub use memory::MemoryStorage;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use sim::{CrashImage, DataLoss, Fault, FaultKind, FaultMode, Op, SimFs};
+pub use std_fs::StdFs;
 
 /// An object in a storage, as [`Storage::list`] reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,212 @@
+//! [`StdFs`]: the real file system, through `std::fs`, with a file written over in place where
+//! no other name shares it (Unix).
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::StorageLock;
+use super::file_system::{FileSystem, WriteFile};
+
+/// The real file system, through `std::fs`.
+///
+/// On Unix the folder is fsynced after renames. Windows has no folder fsync; there `sync_dir`
+/// does nothing, and durability of the rename rests on NTFS's journal.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StdFs;
+
+struct StdFile(std::fs::File);
+
+impl WriteFile for StdFile {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.0.write_all(bytes)
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        self.0.sync_all()
+    }
+}
+
+/// A file written over from its start ([`FileSystem::overwrite`]): how far it is written, and
+/// how long it was. Unix only, where a file's other names can be counted.
+#[cfg(unix)]
+struct StdOverwrite {
+    file: std::fs::File,
+    written: u64,
+    len: u64,
+}
+
+#[cfg(unix)]
+impl WriteFile for StdOverwrite {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.file.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        if self.written != self.len {
+            self.file.set_len(self.written)?;
+            self.len = self.written;
+        }
+        // The data and what reading it back needs (its length, its blocks); the times the
+        // file was changed at are not worth a journal commit.
+        self.file.sync_data()
+    }
+}
+
+impl FileSystem for StdFs {
+    fn create_dir(&self, dir: &Path) -> io::Result<bool> {
+        match std::fs::create_dir(dir) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        let meta = std::fs::metadata(path)?;
+        if meta.is_file() {
+            Ok(meta.len())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "not a regular file",
+            ))
+        }
+    }
+
+    fn read(&self, path: &Path, limit: u64) -> io::Result<Vec<u8>> {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        if len > limit {
+            return Err(io::ErrorKind::FileTooLarge.into());
+        }
+        let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        file.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+        if buf.len() as u64 > limit {
+            return Err(io::ErrorKind::FileTooLarge.into());
+        }
+        Ok(buf)
+    }
+
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
+        let mut file = std::fs::File::open(path)?;
+        // The length from a seek to the end: a load menu reads a hundred heads, and two seeks
+        // cost less than a stat.
+        let file_len = file.seek(SeekFrom::End(0))?;
+        let available = file_len.saturating_sub(offset);
+        let mut buf = Vec::with_capacity(usize::try_from(available).unwrap_or(len).min(len));
+        if available > 0 {
+            file.seek(SeekFrom::Start(offset))?;
+            file.take(len as u64).read_to_end(&mut buf)?;
+        }
+        Ok((buf, file_len))
+    }
+
+    fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        Ok(Box::new(StdFile(std::fs::File::create(path)?)))
+    }
+
+    fn overwrite(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let file = std::fs::OpenOptions::new().write(true).open(path)?;
+            let meta = file.metadata()?;
+            // Another name of the file would see it change: such a file gets no bytes
+            // written over it.
+            if meta.is_file() && meta.nlink() == 1 {
+                return Ok(Box::new(StdOverwrite {
+                    file,
+                    written: 0,
+                    len: meta.len(),
+                }));
+            }
+        }
+        // A new file, not this one truncated, whatever other names it has.
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        self.create(path)
+    }
+
+    fn open_append(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        Ok(Box::new(StdFile(file)))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::hard_link(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            std::fs::File::open(dir)?.sync_all()
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(())
+        }
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let meta = match entry.metadata() {
+                Ok(meta) => meta,
+                // Removed between read_dir and metadata: not there any more.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if let (true, Some(name)) = (meta.is_file(), entry.file_name().to_str()) {
+                out.push((name.to_owned(), meta.len()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn list_names(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            // The folder entry's own type (no stat, where the file system records it); a
+            // symbolic link is followed, as `list_dir`'s metadata does.
+            let is_file = match entry.file_type() {
+                Ok(t) if t.is_symlink() => entry.path().is_file(),
+                Ok(t) => t.is_file(),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            if let (true, Some(name)) = (is_file, entry.file_name().to_str()) {
+                out.push(name.to_owned());
+            }
+        }
+        Ok(out)
+    }
+
+    fn lock(&self, path: &Path) -> io::Result<StorageLock> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)?;
+        file.lock()?;
+        // Closing the file releases the lock.
+        Ok(StorageLock::new(file))
+    }
+}

@@ -1,4 +1,4 @@
-//! Cloud sync against a real S3-compatible server on localhost (s3s-fs, started here), in one
+//! Cloud sync against a real S3-compatible server on localhost (moto's, started here), in one
 //! run:
 //!
 //! - `cloud_round_trip`: a 4.66 MB save (incompressible, encrypted) synced up by one device and
@@ -24,13 +24,13 @@ use savegame::cloud::object_store::path::Path;
 use savegame::cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use savegame::cloud::{CloudSync, S3};
 use savegame::{Key, SaveLoadManager, SlotId};
-use savegame_testkit::s3::{ACCESS_KEY, BUCKET, SECRET_KEY, Server, noise};
+use savegame_testkit::s3::{ACCESS_KEY, SECRET_KEY, Server, noise};
 
 /// The size of the save the round trip moves: 4.66 MB.
 const SAVE_BYTES: usize = 4_660_000;
 
 fn store(server: &Server) -> Arc<dyn ObjectStore> {
-    S3::new(BUCKET)
+    S3::new(server.bucket())
         .endpoint(server.endpoint())
         .region("us-east-1")
         .credentials(ACCESS_KEY, SECRET_KEY)

@@ -5,17 +5,21 @@
 //! requests, stripped headers, cuts, outages, requests held until they can race) and from
 //! killing a device's process (a child run of this test binary) at an exact point.
 
+mod common;
+
 use std::path::{Path as FsPath, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::process::{Child, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use savegame::cloud::object_store::path::Path;
 use savegame::cloud::object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
 };
 use savegame::cloud::{CloudSync, Keep, S3, SlotSync, SyncReport};
-use savegame::{Error, Key, SaveLoadManager, SlotId, Snapshot};
+use savegame::storage::{FsStorage, Head, Storage, StorageLock, StoredFile};
+use savegame::{Error, Key, SaveLoadManager, SlotId, Snapshot, WriteCondition};
 use savegame_testkit::s3::{ACCESS_KEY, Kind, Proxy, SECRET_KEY, Server, noise};
 use tempfile::TempDir;
 
@@ -183,7 +187,9 @@ impl Device {
     /// The labels of the slot's backups, newest first.
     fn backup_labels(&self, slot: SlotId) -> Vec<String> {
         (1..10)
-            .map_while(|i| std::fs::read(self.dir.join(format!("{}.bak{i}", slot.file_name()))).ok())
+            .map_while(|i| {
+                std::fs::read(self.dir.join(format!("{}.bak{i}", slot.file_name()))).ok()
+            })
             .map(|bytes| label_of(&bytes))
             .collect()
     }
@@ -226,6 +232,237 @@ impl<'de> serde::Deserialize<'de> for Blob {
 fn label_of(file: &[u8]) -> String {
     let (header, _) = Snapshot::open_file(file.to_vec(), Some(&key())).unwrap();
     header.metadata.label
+}
+
+// ---------------------------------------------------------------------------------------------
+// A device in a process of its own, killed at an exact point.
+
+const CHILD_OP: &str = "SAVEGAME_CLOUD_CHILD_OP";
+const CHILD_DIR: &str = "SAVEGAME_CLOUD_CHILD_DIR";
+const CHILD_ENDPOINT: &str = "SAVEGAME_CLOUD_CHILD_ENDPOINT";
+const CHILD_BUCKET: &str = "SAVEGAME_CLOUD_CHILD_BUCKET";
+const CHILD_DEVICE: &str = "SAVEGAME_CLOUD_CHILD_DEVICE";
+/// Where the child's storage kills its process: `settled` (right after it writes a sync
+/// record that settles an upload: `savegame-sync 1`), or a number n (right after its n-th
+/// write of any kind).
+const CHILD_TRIP: &str = "SAVEGAME_CLOUD_CHILD_TRIP";
+
+/// In a child run of a test (its environment says so), does the child's one operation and
+/// exits; otherwise returns at once.
+fn child_entry() {
+    let Ok(op) = std::env::var(CHILD_OP) else {
+        return;
+    };
+    let var = |name| std::env::var(name).unwrap();
+    let dir = PathBuf::from(var(CHILD_DIR));
+    let trip = std::env::var(CHILD_TRIP).ok().map(|t| match t.as_str() {
+        "settled" => Trip::Settled,
+        n => Trip::Writes(n.parse().unwrap()),
+    });
+    let storage = Tripwire {
+        inner: FsStorage::new(&dir).unwrap(),
+        trip,
+        writes: AtomicU64::new(0),
+    };
+    let manager = SaveLoadManager::builder()
+        .storage(storage)
+        .key(key())
+        .build()
+        .unwrap();
+    let device = Device::over(
+        &dir,
+        manager,
+        &var(CHILD_ENDPOINT),
+        &var(CHILD_BUCKET),
+        &var(CHILD_DEVICE),
+    );
+    let outcome = match op.split_once(':') {
+        None if op == "sync" => device.cloud.sync().map(|r| format!("{r:?}")),
+        Some(("resolve-local", n)) => device
+            .cloud
+            .resolve(SlotId::Numbered(n.parse().unwrap()), Keep::Local)
+            .map(|r| format!("{r:?}")),
+        Some(("resolve-remote", n)) => device
+            .cloud
+            .resolve(SlotId::Numbered(n.parse().unwrap()), Keep::Remote)
+            .map(|r| format!("{r:?}")),
+        _ => panic!("unknown child operation {op}"),
+    };
+    drop(device);
+    match outcome {
+        Ok(_) => std::process::exit(0),
+        Err(e) => {
+            eprintln!("child {op}: {e}");
+            std::process::exit(3)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Trip {
+    Settled,
+    Writes(u64),
+}
+
+/// The real file storage, killing its process right after a chosen write.
+#[derive(Debug)]
+struct Tripwire {
+    inner: FsStorage,
+    trip: Option<Trip>,
+    writes: AtomicU64,
+}
+
+impl Tripwire {
+    fn wrote(&self, name: &str, bytes: Option<&[u8]>) {
+        let n = self.writes.fetch_add(1, Ordering::SeqCst) + 1;
+        let fire = match self.trip {
+            None => false,
+            Some(Trip::Writes(at)) => n == at,
+            Some(Trip::Settled) => {
+                name.ends_with(".synced")
+                    && bytes.is_some_and(|b| b.starts_with(b"savegame-sync 1\n"))
+            }
+        };
+        if fire {
+            // As sudden as SIGKILL: no destructor, no flush, nothing after this write.
+            std::process::abort();
+        }
+    }
+}
+
+impl Storage for Tripwire {
+    fn read(&self, name: &str, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+        self.inner.read(name, limit)
+    }
+    fn put(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner.put(name, bytes)?;
+        self.wrote(name, Some(bytes));
+        Ok(())
+    }
+    fn delete(&self, name: &str) -> std::io::Result<()> {
+        self.inner.delete(name)?;
+        self.wrote(name, None);
+        Ok(())
+    }
+    fn list_names(&self) -> std::io::Result<Vec<String>> {
+        self.inner.list_names()
+    }
+    fn list(&self) -> std::io::Result<Vec<StoredFile>> {
+        self.inner.list()
+    }
+    fn read_at(&self, name: &str, offset: u64, len: usize) -> std::io::Result<Option<Head>> {
+        self.inner.read_at(name, offset, len)
+    }
+    fn read_head(&self, name: &str, len: usize) -> std::io::Result<Option<Head>> {
+        self.inner.read_head(name, len)
+    }
+    fn reads_ranges(&self) -> bool {
+        self.inner.reads_ranges()
+    }
+    fn copy(&self, from: &str, to: &str) -> std::io::Result<bool> {
+        let copied = self.inner.copy(from, to)?;
+        self.wrote(to, None);
+        Ok(copied)
+    }
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        self.inner.put_after(name, bytes, first)?;
+        self.wrote(name, Some(bytes));
+        Ok(())
+    }
+    fn rotate_dropping(
+        &self,
+        name: &str,
+        dropped: &str,
+        rotate: &mut dyn FnMut() -> std::io::Result<bool>,
+    ) -> std::io::Result<()> {
+        self.inner.rotate_dropping(name, dropped, rotate)
+    }
+    fn can_append(&self) -> bool {
+        self.inner.can_append()
+    }
+    fn append(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.inner.append(name, bytes)?;
+        self.wrote(name, None);
+        Ok(())
+    }
+    fn lock(&self, name: &str) -> std::io::Result<Option<StorageLock>> {
+        self.inner.lock(name)
+    }
+    fn locate(&self, name: &str) -> PathBuf {
+        self.inner.locate(name)
+    }
+}
+
+/// A device's process, shared with the proxy hook that may kill it.
+type Shared = Arc<Mutex<Option<Child>>>;
+
+/// A hook that SIGKILLs the child and waits until it is gone.
+fn killer(child: &Shared) -> impl FnOnce() + Send + 'static {
+    let child = Arc::clone(child);
+    move || {
+        if let Some(c) = child.lock().unwrap().as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs `op` on the device in `dir` in a child run of `test`, reaching the server through
+/// `endpoint`; returns the child's exit status (a killed child has no code). `arm` gets the
+/// child's handle before the child starts, to set up the kill.
+fn run_child(
+    test: &str,
+    op: &str,
+    dir: &FsPath,
+    endpoint: &str,
+    server: &Server,
+    trip: Option<&str>,
+    arm: impl FnOnce(&Shared),
+) -> std::process::ExitStatus {
+    let shared: Shared = Arc::new(Mutex::new(None));
+    arm(&shared);
+    let mut cmd = common::rerun_self(
+        test,
+        &[
+            (CHILD_OP, op),
+            (CHILD_DIR, dir.to_str().unwrap()),
+            (CHILD_ENDPOINT, endpoint),
+            (CHILD_BUCKET, server.bucket()),
+            (CHILD_DEVICE, "desk"),
+        ],
+    );
+    if let Some(trip) = trip {
+        cmd.env(CHILD_TRIP, trip);
+    }
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    *shared.lock().unwrap() = Some(child);
+    // Wait for the evidence (the child's exit), generously bounded.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = shared
+            .lock()
+            .unwrap()
+            .as_mut()
+            .and_then(|c| c.try_wait().unwrap())
+        {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the child device never ended");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn was_killed(status: std::process::ExitStatus) -> bool {
+    status.code().is_none()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,7 +549,12 @@ fn concurrent_if_match_puts_naming_one_etag_let_exactly_one_win() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut tag = UpdateVersion::from(direct.put(&path, PutPayload::from_static(b"0")).await.unwrap());
+        let mut tag = UpdateVersion::from(
+            direct
+                .put(&path, PutPayload::from_static(b"0"))
+                .await
+                .unwrap(),
+        );
         for round in 0..10 {
             proxy.gate(Kind::Put, 2);
             let put = |body: String| {
@@ -322,7 +564,9 @@ fn concurrent_if_match_puts_naming_one_etag_let_exactly_one_win() {
                         mode: PutMode::Update(tag),
                         ..PutOptions::default()
                     };
-                    store.put_opts(&path, PutPayload::from(body.into_bytes()), opts).await
+                    store
+                        .put_opts(&path, PutPayload::from(body.into_bytes()), opts)
+                        .await
                 })
             };
             let (a, b) = (put(format!("{round}a")), put(format!("{round}b")));
@@ -331,7 +575,10 @@ fn concurrent_if_match_puts_naming_one_etag_let_exactly_one_win() {
             assert_eq!(won.len(), 1, "round {round}: {a:?} and {b:?}");
             for lost in [&a, &b].into_iter().filter(|r| r.is_err()) {
                 assert!(
-                    matches!(lost, Err(savegame::cloud::object_store::Error::Precondition { .. })),
+                    matches!(
+                        lost,
+                        Err(savegame::cloud::object_store::Error::Precondition { .. })
+                    ),
                     "{lost:?}"
                 );
             }
@@ -340,7 +587,11 @@ fn concurrent_if_match_puts_naming_one_etag_let_exactly_one_win() {
             let got = direct.get(&path).await.unwrap();
             assert_eq!(got.meta.e_tag, winner.e_tag);
             let body = got.bytes().await.unwrap();
-            let expected = if a.is_ok() { format!("{round}a") } else { format!("{round}b") };
+            let expected = if a.is_ok() {
+                format!("{round}a")
+            } else {
+                format!("{round}b")
+            };
             assert_eq!(&body[..], expected.as_bytes());
             tag = UpdateVersion::from(winner);
         }
@@ -398,7 +649,10 @@ fn offline_changes_to_different_mementos_are_merged() {
     assert_eq!(merged.from_remote, ["player"]);
     assert_eq!((b.load(1, "player"), b.load(1, "world")), (2, 3));
     // B's merge is in the cloud, and is B's save: A pulls it.
-    assert_eq!(Raw::new(&server).get(PREFIX, SLOT).unwrap(), b.primary(SLOT));
+    assert_eq!(
+        Raw::new(&server).get(PREFIX, SLOT).unwrap(),
+        b.primary(SLOT)
+    );
     assert_eq!(a.sync().pulled, [SLOT]);
     assert_eq!(
         (a.load(1, "player"), a.load(1, "world"), a.load(1, "quests")),
@@ -462,7 +716,11 @@ fn two_devices_pushing_disjoint_changes_at_the_same_moment_lose_neither() {
         let merged = ra.merged.len() + rb.merged.len();
         assert_eq!((pushed, merged), (1, 1), "round {round}: {ra:?} {rb:?}");
         // The one that merged holds both; the other pulls it.
-        let (ahead, behind) = if ra.merged.is_empty() { (&b, &a) } else { (&a, &b) };
+        let (ahead, behind) = if ra.merged.is_empty() {
+            (&b, &a)
+        } else {
+            (&a, &b)
+        };
         assert_eq!((ahead.load(1, "a"), ahead.load(1, "b")), (round, round));
         assert_eq!(behind.sync().pulled, [SLOT]);
         assert_eq!((behind.load(1, "a"), behind.load(1, "b")), (round, round));
@@ -498,7 +756,10 @@ fn the_same_memento_changed_on_both_devices_is_a_conflict_that_keeps_both() {
     assert_eq!(b.sync().conflicts.len(), 1);
 
     // B's player keeps B's run: it goes to the cloud, A's run stays as B's newest backup.
-    assert_eq!(b.cloud.resolve(SLOT, Keep::Local).unwrap(), SlotSync::Pushed);
+    assert_eq!(
+        b.cloud.resolve(SLOT, Keep::Local).unwrap(),
+        SlotSync::Pushed
+    );
     assert_eq!(b.backup_labels(SLOT)[0], "A's run");
     assert!(!b.conflict_copy(SLOT).exists());
     // A pulls B's run; its own becomes its newest backup.
@@ -681,11 +942,7 @@ fn a_damaged_or_foreign_remote_save_is_refused_and_never_replaces_the_local_one(
     let mut snapshot = b.cloud.snapshot().with_label("plain");
     snapshot.capture_memento("n", &3u64).unwrap();
     plain.save(SLOT, &snapshot).unwrap();
-    raw.put(
-        PREFIX,
-        SLOT,
-        std::fs::read(plain.path_of(SLOT)).unwrap(),
-    );
+    raw.put(PREFIX, SLOT, std::fs::read(plain.path_of(SLOT)).unwrap());
     let report = b.sync();
     assert!(
         matches!(&report.failed[..], [(_, Error::NotEncrypted)]),
@@ -784,4 +1041,363 @@ fn incremental_saves_are_compacted_into_the_object_they_sync_as() {
         noise(64 << 10, 5)
     );
     assert_eq!(loaded.snapshot.metadata().label, "delta");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lost answers and kills (issue 27, holes 1 to 4).
+
+/// Hole 1: a device saves and syncs; saves again and syncs, and that PUT lands but its answer
+/// is lost and the device is killed before it writes its record; it saves more (more times
+/// than it keeps backups) and syncs. Its own upload is the cloud's version: no conflict.
+#[test]
+fn a_device_killed_after_its_put_landed_does_not_conflict_with_itself_after_saving_again() {
+    const TEST: &str =
+        "a_device_killed_after_its_put_landed_does_not_conflict_with_itself_after_saving_again";
+    child_entry();
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    {
+        let a = Device::at(dir, &server.endpoint(), server.bucket(), "desk");
+        a.save(1, "one", &[("player", 1), ("world", 1)]);
+        assert_eq!(a.sync().pushed, [SLOT]);
+        a.save(1, "two", &[("player", 2), ("world", 1)]);
+    }
+    let status = run_child(
+        TEST,
+        "sync",
+        dir,
+        &proxy.endpoint(),
+        &server,
+        None,
+        |child| {
+            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
+        },
+    );
+    assert!(
+        was_killed(status),
+        "the device was killed at its PUT's answer"
+    );
+    assert_eq!(
+        label_of(&Raw::new(&server).get(PREFIX, SLOT).unwrap()),
+        "two",
+        "the PUT landed"
+    );
+    let a = Device::at(dir, &server.endpoint(), server.bucket(), "desk");
+    for n in 3..=5 {
+        a.save(1, &format!("save {n}"), &[("player", n), ("world", 1)]);
+    }
+    let report = a.sync();
+    assert!(
+        report.conflicts.is_empty(),
+        "the device conflicts with its own upload: {report:?}"
+    );
+    assert_eq!(report.pushed, [SLOT], "{report:?}");
+    assert_eq!(
+        Raw::new(&server).get(PREFIX, SLOT).unwrap(),
+        a.primary(SLOT)
+    );
+    assert_eq!(a.sync().unchanged, [SLOT]);
+}
+
+/// Two devices in conflict over slot 1: A's run is in the cloud, B's here on B (in `dir`).
+fn conflict_on_b(server: &Server, dir: &FsPath) -> Device {
+    let a = Device::new(server, "desk");
+    let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");
+    a.save(1, "start", &[("player", 1)]);
+    a.sync();
+    b.sync();
+    a.save(1, "A's run", &[("player", 2)]);
+    b.save(1, "B's run", &[("player", 3)]);
+    a.sync();
+    assert_eq!(b.sync().conflicts.len(), 1);
+    assert!(b.conflict_copy(SLOT).exists());
+    a
+}
+
+/// Hole 2: `resolve(Keep::Local)` is killed once its upload has landed (its answer lost). The
+/// version the player declined (A's run) is still kept on B as a backup, and the next sync
+/// settles the slot.
+#[test]
+fn a_resolve_killed_after_its_upload_landed_keeps_the_declined_version_as_a_backup() {
+    const TEST: &str =
+        "a_resolve_killed_after_its_upload_landed_keeps_the_declined_version_as_a_backup";
+    child_entry();
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let _a = conflict_on_b(&server, dir);
+    let status = run_child(
+        TEST,
+        "resolve-local:1",
+        dir,
+        &proxy.endpoint(),
+        &server,
+        None,
+        |child| {
+            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
+        },
+    );
+    assert!(
+        was_killed(status),
+        "the resolve was killed at its PUT's answer"
+    );
+    assert_eq!(
+        label_of(&Raw::new(&server).get(PREFIX, SLOT).unwrap()),
+        "B's run",
+        "the upload landed"
+    );
+    let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");
+    let report = b.sync();
+    assert!(
+        report.is_complete() && report.conflicts.is_empty(),
+        "{report:?}"
+    );
+    assert!(
+        b.backup_labels(SLOT).contains(&"A's run".to_owned()),
+        "the declined version is not among the backups: {:?}",
+        b.backup_labels(SLOT)
+    );
+    assert!(!b.conflict_copy(SLOT).exists());
+    assert_eq!(b.load(1, "player"), 3);
+}
+
+/// Hole 3: `resolve(Keep::Local)` is killed right after the record that settles its upload is
+/// written, before the conflict copy is removed. The next sync finds both sides unchanged and
+/// removes the stale copy (the declined version kept as a backup): there is no conflict left
+/// to resolve.
+#[test]
+fn a_stale_conflict_copy_left_by_a_killed_resolve_is_cleaned_up() {
+    const TEST: &str = "a_stale_conflict_copy_left_by_a_killed_resolve_is_cleaned_up";
+    child_entry();
+    let server = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let _a = conflict_on_b(&server, dir);
+    let status = run_child(
+        TEST,
+        "resolve-local:1",
+        dir,
+        &server.endpoint(),
+        &server,
+        Some("settled"),
+        |_| {},
+    );
+    assert!(
+        was_killed(status),
+        "the resolve was killed after its record"
+    );
+    assert!(
+        dir.join("slot-001.sav.conflict").exists(),
+        "the kill left the copy"
+    );
+    let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");
+    assert_eq!(b.sync().unchanged, [SLOT]);
+    let again = b.cloud.resolve(SLOT, Keep::Local);
+    assert!(matches!(again, Err(Error::SlotEmpty { .. })), "{again:?}");
+    assert!(
+        !b.conflict_copy(SLOT).exists(),
+        "the stale copy is still there"
+    );
+    assert!(
+        b.backup_labels(SLOT).contains(&"A's run".to_owned()),
+        "{:?}",
+        b.backup_labels(SLOT)
+    );
+}
+
+/// Hole 4: a merge whose upload fails leaves the local save as it was (the merge is installed
+/// only once the cloud took it); the next sync merges again and both sides get it.
+#[test]
+fn a_merge_whose_upload_fails_leaves_the_local_save_untouched() {
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let a = Device::new(&server, "desk");
+    let b = Device::via(&proxy.endpoint(), &server, "deck");
+    a.save(1, "start", &[("player", 1), ("world", 1)]);
+    a.sync();
+    b.sync();
+    a.save(1, "A played", &[("player", 2), ("world", 1)]);
+    b.save(1, "B played", &[("player", 1), ("world", 3)]);
+    a.sync();
+    let before = b.primary(SLOT);
+    let backups = b.backup_labels(SLOT);
+    proxy.refuse(Some(Kind::Put));
+    let report = b.sync();
+    assert!(
+        matches!(&report.failed[..], [(_, Error::Cloud { .. })]),
+        "{report:?}"
+    );
+    assert!(
+        b.primary(SLOT) == before,
+        "the failed merge changed the local save to {:?}",
+        label_of(&b.primary(SLOT))
+    );
+    assert_eq!(b.backup_labels(SLOT), backups);
+    proxy.refuse(None);
+    let report = b.sync();
+    assert_eq!(report.merged.len(), 1, "{report:?}");
+    assert_eq!((b.load(1, "player"), b.load(1, "world")), (2, 3));
+    assert_eq!(
+        Raw::new(&server).get(PREFIX, SLOT).unwrap(),
+        b.primary(SLOT)
+    );
+    assert_eq!(b.backup_labels(SLOT)[0], "B played");
+}
+
+/// A merge whose upload landed, with its answer lost and the device killed before it put the
+/// merge in place: the next sync installs the device's own merge rather than merging again.
+#[test]
+fn a_device_killed_after_its_merge_landed_installs_that_merge() {
+    const TEST: &str = "a_device_killed_after_its_merge_landed_installs_that_merge";
+    child_entry();
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let a = Device::new(&server, "desk");
+    {
+        let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");
+        a.save(1, "start", &[("player", 1), ("world", 1)]);
+        a.sync();
+        b.sync();
+        a.save(1, "A played", &[("player", 2), ("world", 1)]);
+        b.save(1, "B played", &[("player", 1), ("world", 3)]);
+        a.sync();
+    }
+    let before = std::fs::read(dir.join("slot-001.sav")).unwrap();
+    let status = run_child(
+        TEST,
+        "sync",
+        dir,
+        &proxy.endpoint(),
+        &server,
+        None,
+        |child| {
+            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
+        },
+    );
+    assert!(was_killed(status));
+    assert_eq!(std::fs::read(dir.join("slot-001.sav")).unwrap(), before);
+    let merge = Raw::new(&server).get(PREFIX, SLOT).unwrap();
+    let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");
+    let report = b.sync();
+    assert_eq!(report.pulled, [SLOT], "{report:?}");
+    assert_eq!(
+        b.primary(SLOT),
+        merge,
+        "the merge in place is the one in the cloud"
+    );
+    assert_eq!((b.load(1, "player"), b.load(1, "world")), (2, 3));
+    assert_eq!(b.backup_labels(SLOT)[0], "B played");
+    assert_eq!(a.sync().pulled, [SLOT]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stores that ignore the conditions (hole 6).
+
+/// A device pushes through a proxy that strips `header` from every request; `Ok` if the sync
+/// went ahead.
+fn sync_through_stripping_proxy(header: &str) -> (Server, savegame::Result<SyncReport>) {
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    proxy.strip_header(header);
+    let a = Device::via(&proxy.endpoint(), &server, "desk");
+    a.save(1, "one", &[("n", 1)]);
+    (server.clone(), a.cloud.sync())
+}
+
+#[test]
+fn a_store_that_ignores_if_none_match_is_refused_before_anything_is_pushed() {
+    let (server, outcome) = sync_through_stripping_proxy("If-None-Match");
+    assert!(
+        matches!(
+            &outcome,
+            Err(Error::ConditionIgnored {
+                condition: WriteCondition::CreateIfAbsent,
+                prefix,
+                ..
+            }) if prefix == PREFIX
+        ),
+        "the sync trusted the store: {outcome:?}"
+    );
+    assert_eq!(
+        Raw::new(&server).names(PREFIX),
+        Vec::<String>::new(),
+        "nothing was pushed"
+    );
+}
+
+#[test]
+fn a_store_that_ignores_if_match_is_refused_before_anything_is_pushed() {
+    let (server, outcome) = sync_through_stripping_proxy("If-Match");
+    assert!(
+        matches!(
+            &outcome,
+            Err(Error::ConditionIgnored {
+                condition: WriteCondition::ReplaceIfMatch,
+                ..
+            })
+        ),
+        "the sync trusted the store: {outcome:?}"
+    );
+    let message = outcome.unwrap_err().to_string();
+    assert!(message.contains("If-Match"), "{message}");
+    assert_eq!(
+        Raw::new(&server).names(PREFIX),
+        Vec::<String>::new(),
+        "nothing was pushed"
+    );
+}
+
+/// The probe runs once per store and prefix (five requests on a device's first sync, none
+/// after, in this process or the next), not at all when the builder says the store is known
+/// to be good, and again for another prefix.
+#[test]
+fn the_probe_runs_once_per_store_and_prefix_and_can_be_skipped() {
+    let server = Server::start();
+    let proxy = Proxy::start(server.port());
+    let a = Device::via(&proxy.endpoint(), &server, "desk");
+    a.save(1, "one", &[("n", 1)]);
+    assert_eq!(a.sync().pushed, [SLOT]);
+    let first = proxy.take_counts();
+    // The probe's four PUTs and its DELETE, then the listing and the slot's upload.
+    assert_eq!(
+        (first.put, first.delete, first.list),
+        (5, 1, 1),
+        "{first:?}"
+    );
+    assert_eq!(a.sync().unchanged, [SLOT]);
+    assert_eq!(proxy.take_counts().total(), 1, "one listing, no probe");
+    let trust = std::fs::read_to_string(a.dir.join("cloud.synced")).unwrap();
+    assert!(trust.contains(PREFIX), "{trust}");
+    // The same folder in a new process (here: a new sync over it) remembers.
+    let mut a = a;
+    let folder = a._tmp.take().unwrap();
+    drop(a);
+    let again = Device::at(folder.path(), &proxy.endpoint(), server.bucket(), "desk");
+    assert_eq!(again.sync().unchanged, [SLOT]);
+    assert_eq!(proxy.take_counts().total(), 1);
+
+    // Skipped: a store that strips If-Match is trusted as told, and the push goes ahead.
+    proxy.strip_header("If-Match");
+    let dir = tempfile::tempdir().unwrap();
+    let manager = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .build()
+        .unwrap();
+    let told = CloudSync::builder(Arc::new(manager), store(&proxy.endpoint(), server.bucket()))
+        .prefix("players/bob")
+        .probe(false)
+        .build()
+        .unwrap();
+    let mut snapshot = told.snapshot();
+    snapshot.capture_memento("n", &1u64).unwrap();
+    told.save(SLOT, &snapshot).unwrap();
+    assert_eq!(told.sync().unwrap().pushed, [SLOT]);
+    assert_eq!(proxy.take_counts().put, 1);
+    assert!(!dir.path().join("cloud.synced").exists());
 }

@@ -109,7 +109,9 @@ impl Server {
         // CreateBucket: moto takes it unsigned.
         let answer = http_once(
             port,
-            &format!("PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+            &format!(
+                "PUT /{bucket} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            ),
         );
         assert!(
             answer.starts_with("HTTP/1.1 200"),
@@ -145,7 +147,9 @@ impl Server {
 /// Sends one raw request and returns the whole answer as text.
 fn http_once(port: u16, request: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("cannot reach moto");
-    stream.write_all(request.as_bytes()).expect("cannot send to moto");
+    stream
+        .write_all(request.as_bytes())
+        .expect("cannot send to moto");
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer
@@ -179,6 +183,14 @@ impl Kind {
             "HEAD" => Kind::Head,
             "PUT" => Kind::Put,
             "DELETE" => Kind::Delete,
+            // A bulk delete (DeleteObjects), as object_store sends one.
+            "POST"
+                if query
+                    .split('&')
+                    .any(|q| q == "delete" || q.starts_with("delete=")) =>
+            {
+                Kind::Delete
+            }
             _ => Kind::Other,
         }
     }
@@ -195,7 +207,7 @@ pub struct Counts {
     pub head: u64,
     /// Uploads.
     pub put: u64,
-    /// Deletions.
+    /// Deletions (one object, or a bulk DeleteObjects).
     pub delete: u64,
     /// Anything else.
     pub other: u64,

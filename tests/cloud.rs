@@ -415,9 +415,11 @@ fn killer(child: &Shared) -> impl FnOnce() + Send + 'static {
 /// Runs `op` on the device in `dir` in a child run of `test`, reaching the server through
 /// `endpoint`; returns the child's exit status (a killed child has no code). `arm` gets the
 /// child's handle before the child starts, to set up the kill.
+#[allow(clippy::too_many_arguments)]
 fn run_child(
     test: &str,
     op: &str,
+    device: &str,
     dir: &FsPath,
     endpoint: &str,
     server: &Server,
@@ -433,7 +435,7 @@ fn run_child(
             (CHILD_DIR, dir.to_str().unwrap()),
             (CHILD_ENDPOINT, endpoint),
             (CHILD_BUCKET, server.bucket()),
-            (CHILD_DEVICE, "desk"),
+            (CHILD_DEVICE, device),
         ],
     );
     if let Some(trip) = trip {
@@ -1067,6 +1069,7 @@ fn a_device_killed_after_its_put_landed_does_not_conflict_with_itself_after_savi
     let status = run_child(
         TEST,
         "sync",
+        "desk",
         dir,
         &proxy.endpoint(),
         &server,
@@ -1132,6 +1135,7 @@ fn a_resolve_killed_after_its_upload_landed_keeps_the_declined_version_as_a_back
     let status = run_child(
         TEST,
         "resolve-local:1",
+        "deck",
         dir,
         &proxy.endpoint(),
         &server,
@@ -1179,6 +1183,7 @@ fn a_stale_conflict_copy_left_by_a_killed_resolve_is_cleaned_up() {
     let status = run_child(
         TEST,
         "resolve-local:1",
+        "deck",
         dir,
         &server.endpoint(),
         &server,
@@ -1271,6 +1276,7 @@ fn a_device_killed_after_its_merge_landed_installs_that_merge() {
     let status = run_child(
         TEST,
         "sync",
+        "deck",
         dir,
         &proxy.endpoint(),
         &server,
@@ -1400,4 +1406,385 @@ fn the_probe_runs_once_per_store_and_prefix_and_can_be_skipped() {
     assert_eq!(told.sync().unwrap().pushed, [SLOT]);
     assert_eq!(proxy.take_counts().put, 1);
     assert!(!dir.path().join("cloud.synced").exists());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chaos: three devices, a seeded schedule of everything above.
+
+/// How many steps one seed's schedule has: a count, not a time, so a slow machine runs the
+/// same schedule (about 15 s here per seed).
+const CHAOS_STEPS: usize = 100;
+/// The game's mementos; each save changes one of them on one device.
+const CHAOS_MEMENTOS: [&str; 3] = ["a", "b", "c"];
+const CHAOS_SLOTS: [SlotId; 2] = [SlotId::Numbered(1), SlotId::Numbered(2)];
+
+/// What the schedule did: every save that returned `Ok`, as (device, slot, its number on that
+/// device). Each save of device `d` also sets the memento `clock-d` to its number, and carries
+/// the other devices' clocks over from the file it was made from, so a file holds save n of
+/// device d, or a save made from it (a later save, a merge), exactly when its `clock-d` is at
+/// least n.
+///
+/// A save the player declined in a resolve is the one exception: the resolve keeps it as a
+/// backup (checked when the resolve returns), and later backups may push it out, as they push
+/// out any old save. Such saves are listed in `declined`, and not looked for after that.
+#[derive(Default)]
+struct Chaos {
+    saves: Vec<(usize, SlotId, u64)>,
+    counters: [u64; 3],
+    declined: Vec<(usize, SlotId, u64)>,
+}
+
+/// The clocks of a save file.
+fn chaos_clocks(snapshot: &Snapshot) -> [u64; 3] {
+    std::array::from_fn(|c| snapshot.memento::<u64>(&format!("clock-{c}")).unwrap_or(0))
+}
+
+/// The clocks of the slot's primary file and of its conflict copy on the device in `dir`.
+fn chaos_sides(dir: &FsPath, slot: SlotId) -> Option<([u64; 3], [u64; 3])> {
+    let files = chaos_files(dir, slot);
+    let of = |name: String| {
+        files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| chaos_clocks(s))
+    };
+    Some((
+        of(slot.file_name())?,
+        of(format!("{}.conflict", slot.file_name()))?,
+    ))
+}
+
+/// A resolve keeping `keep` declines what the other side holds and the kept one lacks.
+fn chaos_decline(model: &Mutex<Chaos>, slot: SlotId, keep: Keep, sides: ([u64; 3], [u64; 3])) {
+    let (local, remote) = sides;
+    let (kept, dropped) = match keep {
+        Keep::Local => (local, remote),
+        _ => (remote, local),
+    };
+    let mut model = model.lock().unwrap();
+    let declined: Vec<_> = model
+        .saves
+        .iter()
+        .copied()
+        .filter(|&(e, s, n)| s == slot && kept[e] < n && n <= dropped[e])
+        .collect();
+    model.declined.extend(declined);
+}
+
+fn chaos_device(dir: &FsPath, proxy: &Proxy, server: &Server, d: usize) -> Device {
+    Device::at(dir, &proxy.endpoint(), server.bucket(), &format!("dev{d}"))
+}
+
+/// Device `d` saves to `slot`: the slot's current save with one memento changed (`pick`) and
+/// its clock moved on.
+fn chaos_save(device: &Device, d: usize, slot: SlotId, pick: usize, model: &Mutex<Chaos>) {
+    let mut model = model.lock().unwrap();
+    model.counters[d] += 1;
+    let n = model.counters[d];
+    let current = device.manager().load(slot).ok().map(|l| l.snapshot);
+    let mut snapshot = device.cloud.snapshot().with_label(format!("dev{d} #{n}"));
+    let ids = CHAOS_MEMENTOS
+        .iter()
+        .map(|m| m.to_string())
+        .chain((0..3).map(|c| format!("clock-{c}")));
+    for id in ids {
+        let kept = current
+            .as_ref()
+            .and_then(|s| s.memento::<u64>(&id).ok())
+            .unwrap_or(0);
+        let value = if id == CHAOS_MEMENTOS[pick] {
+            (d as u64 + 1) * 1_000_000 + n
+        } else if id == format!("clock-{d}") {
+            n
+        } else {
+            kept
+        };
+        snapshot.capture_memento(&id, &value).unwrap();
+    }
+    device.cloud.save(slot, &snapshot).unwrap();
+    model.saves.push((d, slot, n));
+}
+
+/// Every file of `slot` on the device in `dir` that holds a save: the primary, the backups,
+/// the conflict copy. Each must open.
+fn chaos_files(dir: &FsPath, slot: SlotId) -> Vec<(String, Snapshot)> {
+    let name = slot.file_name();
+    let mut names = vec![name.clone()];
+    names.extend((1..10).map(|i| format!("{name}.bak{i}")));
+    names.push(format!("{name}.conflict"));
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let bytes = std::fs::read(dir.join(&n)).ok()?;
+            let file = if n.ends_with(".conflict") {
+                let at = bytes.windows(2).position(|w| w == b"\n\n").unwrap();
+                bytes[at + 2..].to_vec()
+            } else {
+                bytes
+            };
+            let (_, snapshot) = Snapshot::open_file(file, Some(&key()))
+                .unwrap_or_else(|e| panic!("{n} in {} does not open: {e}", dir.display()));
+            Some((n, snapshot))
+        })
+        .collect()
+}
+
+/// After every step: each save that returned `Ok` is still on its device, or a save made from
+/// it is.
+fn chaos_check(seed: u64, step: usize, log: &[String], dirs: &[PathBuf], model: &Mutex<Chaos>) {
+    let model = model.lock().unwrap();
+    for &(d, slot, n) in &model.saves {
+        if model.declined.contains(&(d, slot, n)) {
+            continue;
+        }
+        let files = chaos_files(&dirs[d], slot);
+        let clock = format!("clock-{d}");
+        let held = files
+            .iter()
+            .any(|(_, s)| s.memento::<u64>(&clock).unwrap_or(0) >= n);
+        assert!(
+            held,
+            "seed {seed}, step {step}: save #{n} of dev{d} to {slot} is gone; its files hold \
+             {clock} = {:?}; the schedule was {log:#?}",
+            files
+                .iter()
+                .map(|(f, s)| (f.clone(), s.memento::<u64>(&clock).unwrap_or(0)))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// What a chaos sync did, in short.
+fn chaos_summary(report: &Option<SyncReport>) -> String {
+    match report {
+        None => "failed".to_owned(),
+        Some(r) => format!(
+            "pushed {:?} pulled {:?} merged {:?} conflicts {:?} failed {:?}",
+            r.pushed,
+            r.pulled,
+            r.merged.iter().map(|m| m.slot).collect::<Vec<_>>(),
+            r.conflicts.iter().map(|c| c.slot).collect::<Vec<_>>(),
+            r.failed.iter().map(|f| f.0).collect::<Vec<_>>()
+        ),
+    }
+}
+
+/// A sync's outcome in a chaos step: `Ok`, or a failure of the network (all a fault may cause).
+fn chaos_sync(device: &Device) -> Option<SyncReport> {
+    match device.cloud.sync() {
+        Ok(report) => {
+            for (slot, e) in &report.failed {
+                assert!(matches!(e, Error::Cloud { .. }), "{slot}: {e}");
+            }
+            Some(report)
+        }
+        Err(Error::Cloud { .. }) => None,
+        Err(e) => panic!("a sync failed with {e}"),
+    }
+}
+
+fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
+    let started = Instant::now();
+    let mut rng = common::game::Rng::new(seed);
+    let server = Server::start();
+    let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(server.port())).collect();
+    let tmps: Vec<TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let dirs: Vec<PathBuf> = tmps.iter().map(|t| t.path().to_owned()).collect();
+    let model = Arc::new(Mutex::new(Chaos::default()));
+    let mut log = Vec::new();
+    for step in 0..CHAOS_STEPS {
+        let d = rng.below(3) as usize;
+        let slot = CHAOS_SLOTS[rng.below(2) as usize];
+        let roll = rng.below(100);
+        let conflicted: Option<SlotId> = CHAOS_SLOTS
+            .iter()
+            .copied()
+            .find(|s| dirs[d].join(format!("{}.conflict", s.file_name())).exists());
+        let what = match roll {
+            0..35 => {
+                let device = chaos_device(&dirs[d], &proxies[d], &server, d);
+                let pick = rng.below(3) as usize;
+                chaos_save(&device, d, slot, pick, &model);
+                let n = model.lock().unwrap().counters[d];
+                format!("dev{d} saves #{n} to {slot}, changing {}", CHAOS_MEMENTOS[pick])
+            }
+            35..50 => {
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
+                format!("dev{d} syncs: {}", chaos_summary(&r))
+            }
+            50..60 => {
+                // Another device writes between this one's look and its put.
+                let o = (d + 1 + rng.below(2) as usize) % 3;
+                let (dir, proxy, server2, model2) = (
+                    dirs[o].clone(),
+                    proxies[o].clone(),
+                    server.clone(),
+                    Arc::clone(&model),
+                );
+                let (other_slot, pick) = (slot, rng.below(3) as usize);
+                proxies[d].before_put(move || {
+                    let other = chaos_device(&dir, &proxy, &server2, o);
+                    chaos_save(&other, o, other_slot, pick, &model2);
+                    chaos_sync(&other);
+                });
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
+                format!("dev{d} syncs, dev{o} writes {slot} before its put: {}", chaos_summary(&r))
+            }
+            60..72 => {
+                // The network goes away part way through.
+                let after = rng.below(12_000);
+                proxies[d].down_after(after);
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
+                format!("dev{d} syncs, network down after {after} bytes: {}", chaos_summary(&r))
+            }
+            72..92 => {
+                // Killed mid-sync (or mid-resolve): at the answer to its k-th request, or
+                // right after its k-th local write.
+                let op = match conflicted {
+                    Some(s) if rng.below(2) == 0 => {
+                        let keep = if rng.below(2) == 0 { Keep::Local } else { Keep::Remote };
+                        // Whether the killed resolve got as far as its choice is not known:
+                        // what it would decline is not looked for from here on.
+                        if let Some(sides) = chaos_sides(&dirs[d], s) {
+                            chaos_decline(&model, s, keep, sides);
+                        }
+                        let SlotId::Numbered(n) = s else {
+                            unreachable!()
+                        };
+                        let keep = if keep == Keep::Local { "local" } else { "remote" };
+                        format!("resolve-{keep}:{n}")
+                    }
+                    _ => "sync".to_owned(),
+                };
+                let at = rng.below(6);
+                let by_write = rng.below(2) == 0;
+                let trip = (at + 1).to_string();
+                let status = run_child(
+                    test,
+                    &op,
+                    &format!("dev{d}"),
+                    &dirs[d],
+                    &proxies[d].endpoint(),
+                    &server,
+                    by_write.then_some(trip.as_str()),
+                    |child| {
+                        if !by_write {
+                            proxies[d].lose_answer(None, at, killer(child));
+                        }
+                    },
+                );
+                let how = if by_write { "local write" } else { "request" };
+                format!(
+                    "dev{d} {op}, killed at its {how} {}: {}",
+                    at + 1,
+                    if was_killed(status) { "killed" } else { "finished first" }
+                )
+            }
+            _ => match conflicted {
+                Some(s) => {
+                    let keep = if rng.below(2) == 0 { Keep::Local } else { Keep::Remote };
+                    let device = chaos_device(&dirs[d], &proxies[d], &server, d);
+                    let sides = chaos_sides(&dirs[d], s);
+                    let before = chaos_files(&dirs[d], s);
+                    let outcome = device.cloud.resolve(s, keep);
+                    assert!(
+                        matches!(outcome, Ok(_) | Err(Error::Cloud { .. })),
+                        "{outcome:?}"
+                    );
+                    if outcome.is_ok()
+                        && let Some(sides) = sides
+                    {
+                        chaos_decline(&model, s, keep, sides);
+                        // The version not kept is the slot's newest backup.
+                        let declined = if keep == Keep::Local { sides.1 } else { sides.0 };
+                        let bak1 = chaos_files(&dirs[d], s)
+                            .into_iter()
+                            .find(|(n, _)| n.ends_with(".bak1"))
+                            .map(|(_, s)| chaos_clocks(&s));
+                        assert_eq!(
+                            bak1,
+                            Some(declined),
+                            "seed {seed}, step {step}: the declined version is no backup \
+                             ({} files before)",
+                            before.len()
+                        );
+                    }
+                    format!("dev{d} resolves {s} keeping {keep:?}: {}", outcome.is_ok())
+                }
+                None => {
+                    let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
+                    format!("dev{d} syncs (no conflict to resolve): {}", chaos_summary(&r))
+                }
+            },
+        };
+        for proxy in &proxies {
+            proxy.reset();
+        }
+        log.push(what);
+        chaos_check(seed, step, &log, &dirs, &model);
+    }
+
+    // Quiet rounds: no faults; every device syncs, and settles its conflicts by keeping its
+    // own save, until a whole round moves nothing.
+    let mut quiet = false;
+    for round in 0..10 {
+        let mut moved = false;
+        for d in 0..3 {
+            let device = chaos_device(&dirs[d], &proxies[d], &server, d);
+            let report = device.sync();
+            assert!(report.is_complete(), "seed {seed}, quiet round {round}: {report:?}");
+            moved |= !(report.pushed.is_empty()
+                && report.pulled.is_empty()
+                && report.merged.is_empty()
+                && report.conflicts.is_empty());
+            for conflict in &report.conflicts {
+                let sides = chaos_sides(&dirs[d], conflict.slot).unwrap();
+                device.cloud.resolve(conflict.slot, Keep::Local).unwrap();
+                chaos_decline(&model, conflict.slot, Keep::Local, sides);
+                moved = true;
+            }
+            log.push(format!("quiet round {round}: dev{d} {report:?}"));
+            chaos_check(seed, CHAOS_STEPS + round, &log, &dirs, &model);
+        }
+        if !moved {
+            quiet = true;
+            break;
+        }
+    }
+    assert!(quiet, "seed {seed}: the devices never settled; the schedule was {log:#?}");
+    let raw = Raw::new(&server);
+    for slot in CHAOS_SLOTS {
+        let cloud = raw.get(PREFIX, slot);
+        for dir in &dirs {
+            let local = std::fs::read(dir.join(slot.file_name())).ok();
+            assert_eq!(
+                local, cloud,
+                "seed {seed}: {slot} on {} differs from the cloud's",
+                dir.display()
+            );
+        }
+    }
+    (started.elapsed(), log)
+}
+
+/// Three devices and a seeded schedule of saves, syncs, syncs and resolves killed at a request
+/// or a local write, another device writing between a look and a put, and network cuts. After
+/// every step, every save that returned `Ok` is still on its device (primary, backup or
+/// conflict copy) or in a save made from it; after quiet rounds, every device and the cloud
+/// hold the same bytes. One seed by default; `SAVEGAME_CLOUD_CHAOS_SEEDS=1,2,3` runs others.
+#[test]
+fn three_devices_under_kills_cuts_and_races_lose_no_save_and_settle() {
+    const TEST: &str = "three_devices_under_kills_cuts_and_races_lose_no_save_and_settle";
+    child_entry();
+    let seeds: Vec<u64> = std::env::var("SAVEGAME_CLOUD_CHAOS_SEEDS")
+        .ok()
+        .map(|s| s.split(',').map(|n| n.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![27]);
+    for seed in seeds {
+        let (took, log) = chaos(TEST, seed);
+        eprintln!("chaos seed {seed}: {CHAOS_STEPS} steps and the quiet rounds in {took:.1?}");
+        if std::env::var_os("SAVEGAME_CLOUD_CHAOS_LOG").is_some() {
+            eprintln!("{log:#?}");
+        }
+    }
 }

@@ -425,6 +425,26 @@ impl Proxy {
         std::mem::take(&mut *self.state.counts.lock().unwrap())
     }
 
+    /// Disarms every fault: no cuts, hooks, losses, refusals, stripped headers or gate, and up.
+    pub fn reset(&self) {
+        let state = &self.state;
+        state.cut_after.store(0, Ordering::SeqCst);
+        state.hook_after.store(0, Ordering::SeqCst);
+        state.down_after.store(0, Ordering::SeqCst);
+        state.down.store(false, Ordering::SeqCst);
+        *state.hook.lock().unwrap() = None;
+        *state.before_put.lock().unwrap() = None;
+        state.strip.lock().unwrap().clear();
+        state.refuse.lock().unwrap().clear();
+        state.lost.lock().unwrap().clear();
+        let mut gate = state.gate.lock().unwrap();
+        if let Some(g) = gate.as_mut() {
+            g.open = true;
+        }
+        *gate = None;
+        state.gate_moved.notify_all();
+    }
+
     /// Whether every armed answer loss has happened.
     pub fn answers_lost(&self) -> bool {
         self.state.lost.lock().unwrap().is_empty()

@@ -1569,16 +1569,48 @@ fn chaos_summary(report: &Option<SyncReport>) -> String {
     }
 }
 
-/// A sync's outcome in a chaos step: `Ok`, or a failure of the network (all a fault may cause).
-fn chaos_sync(device: &Device) -> Option<SyncReport> {
+/// A sync's outcome in a chaos step: `Ok`, or a failure of the network (all a fault may
+/// cause). Whatever the faults did, the sync kept its promises for this device:
+/// - a slot whose step failed has its local save as it was (a failed merge never changed it);
+/// - a slot found unchanged has no conflict copy left (a stale copy is removed);
+/// - no conflict is with the device's own upload (its device field is another's).
+fn chaos_sync(device: &Device, d: usize) -> Option<SyncReport> {
+    let read = |slot: SlotId| std::fs::read(device.dir.join(slot.file_name())).ok();
+    let before: Vec<_> = CHAOS_SLOTS.iter().map(|s| read(*s)).collect();
+    let unchanged = |slot: SlotId, why: &str| {
+        let at = CHAOS_SLOTS.iter().position(|s| *s == slot).unwrap();
+        assert!(
+            read(slot) == before[at],
+            "dev{d}: {why}, and its local save of {slot} changed"
+        );
+    };
     match device.cloud.sync() {
         Ok(report) => {
             for (slot, e) in &report.failed {
                 assert!(matches!(e, Error::Cloud { .. }), "{slot}: {e}");
+                unchanged(*slot, "the sync of the slot failed");
+            }
+            for slot in &report.unchanged {
+                assert!(
+                    !device.conflict_copy(*slot).exists(),
+                    "dev{d}: {slot} is unchanged, and its stale conflict copy is still there"
+                );
+            }
+            for conflict in &report.conflicts {
+                assert_ne!(
+                    conflict.remote.device.as_deref(),
+                    Some(format!("dev{d}").as_str()),
+                    "dev{d} conflicts with its own upload: {conflict:?}"
+                );
             }
             Some(report)
         }
-        Err(Error::Cloud { .. }) => None,
+        Err(Error::Cloud { .. }) => {
+            for slot in CHAOS_SLOTS {
+                unchanged(slot, "the sync failed");
+            }
+            None
+        }
         Err(e) => panic!("a sync failed with {e}"),
     }
 }
@@ -1606,10 +1638,13 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                 let pick = rng.below(3) as usize;
                 chaos_save(&device, d, slot, pick, &model);
                 let n = model.lock().unwrap().counters[d];
-                format!("dev{d} saves #{n} to {slot}, changing {}", CHAOS_MEMENTOS[pick])
+                format!(
+                    "dev{d} saves #{n} to {slot}, changing {}",
+                    CHAOS_MEMENTOS[pick]
+                )
             }
             35..50 => {
-                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d), d);
                 format!("dev{d} syncs: {}", chaos_summary(&r))
             }
             50..60 => {
@@ -1625,24 +1660,42 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                 proxies[d].before_put(move || {
                     let other = chaos_device(&dir, &proxy, &server2, o);
                     chaos_save(&other, o, other_slot, pick, &model2);
-                    chaos_sync(&other);
+                    chaos_sync(&other, o);
                 });
-                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
-                format!("dev{d} syncs, dev{o} writes {slot} before its put: {}", chaos_summary(&r))
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d), d);
+                format!(
+                    "dev{d} syncs, dev{o} writes {slot} before its put: {}",
+                    chaos_summary(&r)
+                )
             }
             60..72 => {
                 // The network goes away part way through.
                 let after = rng.below(12_000);
                 proxies[d].down_after(after);
-                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
-                format!("dev{d} syncs, network down after {after} bytes: {}", chaos_summary(&r))
+                let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d), d);
+                format!(
+                    "dev{d} syncs, network down after {after} bytes: {}",
+                    chaos_summary(&r)
+                )
             }
             72..92 => {
                 // Killed mid-sync (or mid-resolve): at the answer to its k-th request, or
                 // right after its k-th local write.
+                let mut declining: Option<(SlotId, Vec<u8>)> = None;
                 let op = match conflicted {
                     Some(s) if rng.below(2) == 0 => {
-                        let keep = if rng.below(2) == 0 { Keep::Local } else { Keep::Remote };
+                        let keep = if rng.below(2) == 0 {
+                            Keep::Local
+                        } else {
+                            Keep::Remote
+                        };
+                        if keep == Keep::Local {
+                            let copy =
+                                std::fs::read(dirs[d].join(format!("{}.conflict", s.file_name())))
+                                    .unwrap();
+                            let at = copy.windows(2).position(|w| w == b"\n\n").unwrap();
+                            declining = Some((s, copy[at + 2..].to_vec()));
+                        }
                         // Whether the killed resolve got as far as its choice is not known:
                         // what it would decline is not looked for from here on.
                         if let Some(sides) = chaos_sides(&dirs[d], s) {
@@ -1651,7 +1704,11 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         let SlotId::Numbered(n) = s else {
                             unreachable!()
                         };
-                        let keep = if keep == Keep::Local { "local" } else { "remote" };
+                        let keep = if keep == Keep::Local {
+                            "local"
+                        } else {
+                            "remote"
+                        };
                         format!("resolve-{keep}:{n}")
                     }
                     _ => "sync".to_owned(),
@@ -1673,16 +1730,40 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         }
                     },
                 );
+                // A resolve keeping the local save whose upload landed has kept the cloud's
+                // version as a backup, wherever it was killed.
+                if let Some((s, theirs)) = declining {
+                    let local = std::fs::read(dirs[d].join(s.file_name())).unwrap();
+                    if Raw::new(&server).get(PREFIX, s).as_ref() == Some(&local) {
+                        let kept = (1..10).any(|i| {
+                            std::fs::read(dirs[d].join(format!("{}.bak{i}", s.file_name())))
+                                .is_ok_and(|b| b == theirs)
+                        });
+                        assert!(
+                            kept,
+                            "seed {seed}, step {step}: dev{d}'s resolve uploaded, and the \
+                             declined version is no backup"
+                        );
+                    }
+                }
                 let how = if by_write { "local write" } else { "request" };
                 format!(
                     "dev{d} {op}, killed at its {how} {}: {}",
                     at + 1,
-                    if was_killed(status) { "killed" } else { "finished first" }
+                    if was_killed(status) {
+                        "killed"
+                    } else {
+                        "finished first"
+                    }
                 )
             }
             _ => match conflicted {
                 Some(s) => {
-                    let keep = if rng.below(2) == 0 { Keep::Local } else { Keep::Remote };
+                    let keep = if rng.below(2) == 0 {
+                        Keep::Local
+                    } else {
+                        Keep::Remote
+                    };
                     let device = chaos_device(&dirs[d], &proxies[d], &server, d);
                     let sides = chaos_sides(&dirs[d], s);
                     let before = chaos_files(&dirs[d], s);
@@ -1696,7 +1777,11 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                     {
                         chaos_decline(&model, s, keep, sides);
                         // The version not kept is the slot's newest backup.
-                        let declined = if keep == Keep::Local { sides.1 } else { sides.0 };
+                        let declined = if keep == Keep::Local {
+                            sides.1
+                        } else {
+                            sides.0
+                        };
                         let bak1 = chaos_files(&dirs[d], s)
                             .into_iter()
                             .find(|(n, _)| n.ends_with(".bak1"))
@@ -1712,8 +1797,11 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                     format!("dev{d} resolves {s} keeping {keep:?}: {}", outcome.is_ok())
                 }
                 None => {
-                    let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d));
-                    format!("dev{d} syncs (no conflict to resolve): {}", chaos_summary(&r))
+                    let r = chaos_sync(&chaos_device(&dirs[d], &proxies[d], &server, d), d);
+                    format!(
+                        "dev{d} syncs (no conflict to resolve): {}",
+                        chaos_summary(&r)
+                    )
                 }
             },
         };
@@ -1731,8 +1819,11 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
         let mut moved = false;
         for d in 0..3 {
             let device = chaos_device(&dirs[d], &proxies[d], &server, d);
-            let report = device.sync();
-            assert!(report.is_complete(), "seed {seed}, quiet round {round}: {report:?}");
+            let report = chaos_sync(&device, d).expect("a quiet round's sync");
+            assert!(
+                report.is_complete(),
+                "seed {seed}, quiet round {round}: {report:?}"
+            );
             moved |= !(report.pushed.is_empty()
                 && report.pulled.is_empty()
                 && report.merged.is_empty()
@@ -1751,14 +1842,18 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
             break;
         }
     }
-    assert!(quiet, "seed {seed}: the devices never settled; the schedule was {log:#?}");
+    assert!(
+        quiet,
+        "seed {seed}: the devices never settled; the schedule was {log:#?}"
+    );
     let raw = Raw::new(&server);
     for slot in CHAOS_SLOTS {
         let cloud = raw.get(PREFIX, slot);
         for dir in &dirs {
             let local = std::fs::read(dir.join(slot.file_name())).ok();
             assert_eq!(
-                local, cloud,
+                local,
+                cloud,
                 "seed {seed}: {slot} on {} differs from the cloud's",
                 dir.display()
             );

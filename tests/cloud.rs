@@ -732,6 +732,42 @@ fn two_devices_pushing_disjoint_changes_at_the_same_moment_lose_neither() {
     }
 }
 
+/// Request cost: where the listing carries ETags (moto's and S3's do), a sync of slots that
+/// changed on neither side is one LIST, however many slots; one changed slot adds its PUT here
+/// and its GET on the device that pulls it.
+#[test]
+fn a_sync_of_unchanged_slots_is_one_listing() {
+    let server = Server::start();
+    let (proxy_a, proxy_b) = (Proxy::start(server.port()), Proxy::start(server.port()));
+    let a = Device::via(&proxy_a.endpoint(), &server, "desk");
+    let b = Device::via(&proxy_b.endpoint(), &server, "deck");
+    for n in 1..=12 {
+        a.save(n, "start", &[("n", u64::from(n))]);
+    }
+    assert_eq!(a.sync().pushed.len(), 12);
+    assert_eq!(b.sync().pulled.len(), 12);
+    proxy_a.take_counts();
+    proxy_b.take_counts();
+    assert_eq!(a.sync().unchanged.len(), 12);
+    let unchanged = proxy_a.take_counts();
+    assert_eq!((unchanged.total(), unchanged.list), (1, 1), "{unchanged:?}");
+    a.save(5, "five", &[("n", 55)]);
+    assert_eq!(a.sync().pushed, [SlotId::Numbered(5)]);
+    let pushed = proxy_a.take_counts();
+    assert_eq!(
+        (pushed.total(), pushed.list, pushed.put),
+        (2, 1, 1),
+        "{pushed:?}"
+    );
+    assert_eq!(b.sync().pulled, [SlotId::Numbered(5)]);
+    let pulled = proxy_b.take_counts();
+    assert_eq!(
+        (pulled.total(), pulled.list, pulled.get),
+        (2, 1, 1),
+        "{pulled:?}"
+    );
+}
+
 #[test]
 fn the_same_memento_changed_on_both_devices_is_a_conflict_that_keeps_both() {
     let server = Server::start();

@@ -463,6 +463,35 @@ fn run_child(
     }
 }
 
+/// Runs `op` on the device in `dir` in a child run of `test`, and kills it once the server has
+/// answered its first PUT, before the answer reaches it: the upload landed, the device never
+/// heard.
+fn killed_at_put_answer(
+    test: &str,
+    op: &str,
+    device: &str,
+    dir: &FsPath,
+    proxy: &Proxy,
+    server: &Server,
+) {
+    let status = run_child(
+        test,
+        op,
+        device,
+        dir,
+        &proxy.endpoint(),
+        server,
+        None,
+        |child| {
+            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
+        },
+    );
+    assert!(
+        was_killed(status),
+        "{op} was not killed at its PUT's answer"
+    );
+}
+
 fn was_killed(status: std::process::ExitStatus) -> bool {
     status.code().is_none()
 }
@@ -1102,22 +1131,7 @@ fn a_device_killed_after_its_put_landed_does_not_conflict_with_itself_after_savi
         assert_eq!(a.sync().pushed, [SLOT]);
         a.save(1, "two", &[("player", 2), ("world", 1)]);
     }
-    let status = run_child(
-        TEST,
-        "sync",
-        "desk",
-        dir,
-        &proxy.endpoint(),
-        &server,
-        None,
-        |child| {
-            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
-        },
-    );
-    assert!(
-        was_killed(status),
-        "the device was killed at its PUT's answer"
-    );
+    killed_at_put_answer(TEST, "sync", "desk", dir, &proxy, &server);
     assert_eq!(
         label_of(&Raw::new(&server).get(PREFIX, SLOT).unwrap()),
         "two",
@@ -1168,22 +1182,7 @@ fn a_resolve_killed_after_its_upload_landed_keeps_the_declined_version_as_a_back
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     let _a = conflict_on_b(&server, dir);
-    let status = run_child(
-        TEST,
-        "resolve-local:1",
-        "deck",
-        dir,
-        &proxy.endpoint(),
-        &server,
-        None,
-        |child| {
-            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
-        },
-    );
-    assert!(
-        was_killed(status),
-        "the resolve was killed at its PUT's answer"
-    );
+    killed_at_put_answer(TEST, "resolve-local:1", "deck", dir, &proxy, &server);
     assert_eq!(
         label_of(&Raw::new(&server).get(PREFIX, SLOT).unwrap()),
         "B's run",
@@ -1309,19 +1308,7 @@ fn a_device_killed_after_its_merge_landed_installs_that_merge() {
         a.sync();
     }
     let before = std::fs::read(dir.join("slot-001.sav")).unwrap();
-    let status = run_child(
-        TEST,
-        "sync",
-        "deck",
-        dir,
-        &proxy.endpoint(),
-        &server,
-        None,
-        |child| {
-            proxy.lose_answer(Some(Kind::Put), 0, killer(child));
-        },
-    );
-    assert!(was_killed(status));
+    killed_at_put_answer(TEST, "sync", "deck", dir, &proxy, &server);
     assert_eq!(std::fs::read(dir.join("slot-001.sav")).unwrap(), before);
     let merge = Raw::new(&server).get(PREFIX, SLOT).unwrap();
     let b = Device::at(dir, &server.endpoint(), server.bucket(), "deck");

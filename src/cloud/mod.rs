@@ -50,8 +50,11 @@
 //!   was lost, or that was killed before it heard, knows the object for its own at the next
 //!   sync however much it saved since: its later saves are pushed over it, or a merge it never
 //!   put in place is installed (or merged with the saves the game made since, against the save
-//!   it was made from). It never conflicts with itself. A settled conflict's copy is removed
-//!   by the next sync that finds the slot settled, the declined version kept as a backup.
+//!   it was made from). It never conflicts with itself. A file from the cloud is named in the
+//!   record before it replaces the local one, so a device killed between the two takes it
+//!   for the cloud's version at the next sync, not for a change of its own. A settled
+//!   conflict's copy is removed by the next sync that finds the slot settled, the declined
+//!   version kept as a backup.
 //! - **Off the game thread.** [`sync`](CloudSync::sync) blocks on the network: call it from a
 //!   loading screen's thread, or use [`sync_in_background`](CloudSync::sync_in_background),
 //!   or [`CloudBuilder::sync_after_save`] with [`CloudSync::save`]: a worker thread of the
@@ -81,7 +84,12 @@
 //!   be told from the player's own (give each player a key of their own to make it fail to
 //!   decrypt instead).
 //! - A save is uploaded in one PUT (S3 takes up to 5 GiB in one); the whole file is held in
-//!   memory while it moves.
+//!   memory while it moves. Each upload and install also rewrites the slot's record (with the
+//!   last synced file in it) once more before it starts.
+//! - A device killed after a pull replaced its save and before its record was written, whose
+//!   game then saved before the next sync, merges that save against the older record: a
+//!   memento both the pulled save and the new one changed is reported as a conflict (never
+//!   merged wrongly).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -551,8 +559,10 @@ impl Inner {
         let name = slot.file_name();
         for _ in 0..ROUNDS {
             self.compact_if_needed(slot)?;
-            let record = self.read_preamble(&synced_name(&name))?;
             let local = self.manager.primary_stamp(slot)?;
+            let record = self
+                .read_preamble(&synced_name(&name))?
+                .map(|r| r.in_effect(local));
             let synced = record.as_ref().and_then(|r| r.stamp);
             let local_changed = local.is_some() && synced != local;
             let remote_changed = remote.as_ref().is_some_and(|(_, tag)| {
@@ -659,6 +669,30 @@ impl Inner {
         Ok(bytes.and_then(|b| record::decode(b).ok()))
     }
 
+    /// The slot's record, whole, as it stands ([`record::Preamble::in_effect`]): when it names
+    /// an install that happened, the local file and its tag.
+    fn read_synced(&self, slot: SlotId) -> Result<Option<record::Record>> {
+        let name = slot.file_name();
+        let Some(mut record) = self.read_record(&synced_name(&name))? else {
+            return Ok(None);
+        };
+        let mut local = None;
+        if let Some(pulled) = &record.preamble.pulled {
+            let bytes = self
+                .storage()
+                .read(&name, self.manager.max_file_size())
+                .map_err(self.io(&name))?;
+            if let Some(bytes) = bytes
+                && FileStamp::of(&bytes).ok() == Some(pulled.stamp)
+            {
+                local = Some(pulled.stamp);
+                record.file = bytes;
+            }
+        }
+        record.preamble = record.preamble.in_effect(local);
+        Ok(Some(record))
+    }
+
     fn put_record(&self, name: &str, parts: &record::Parts<'_>) -> Result<()> {
         let bytes = record::encode(parts)?;
         self.storage().put(name, &bytes).map_err(self.io(name))
@@ -673,6 +707,7 @@ impl Inner {
                 version: tag.version.as_deref(),
                 file: Some(file),
                 pending: None,
+                pulled: None,
             },
         )
     }
@@ -682,16 +717,38 @@ impl Inner {
     /// after the PUT landed, and before it heard so, then knows the object for its own,
     /// whatever it saved since. The record's tag and file stay what they were.
     fn note_upload(&self, slot: SlotId, upload: FileStamp, base: Option<&[u8]>) -> Result<()> {
-        let name = synced_name(&slot.file_name());
-        let known = self.read_record(&name)?;
+        let known = self.read_synced(slot)?;
         let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
         self.put_record(
-            &name,
+            &synced_name(&slot.file_name()),
             &record::Parts {
                 e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
                 version: synced.and_then(|r| r.preamble.version.as_deref()),
                 file: synced.map(|r| &r.file[..]),
                 pending: Some((upload, base)),
+                pulled: None,
+            },
+        )
+    }
+
+    /// Records, before it is put in place, that the file stamped `file` (the cloud's, as
+    /// `tag`) is about to replace the local one: a device killed between the two writes then
+    /// takes the local file for that version of the cloud's, not for a change of its own. The
+    /// rest of the record (its tag and file, an upload in flight) stays what it was.
+    fn note_install(&self, slot: SlotId, file: FileStamp, tag: &Tag) -> Result<()> {
+        let known = self.read_synced(slot)?;
+        let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
+        let pending = known
+            .as_ref()
+            .and_then(|r| r.preamble.pending.map(|p| (p.upload, r.base.as_deref())));
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &record::Parts {
+                e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
+                version: synced.and_then(|r| r.preamble.version.as_deref()),
+                file: synced.map(|r| &r.file[..]),
+                pending,
+                pulled: Some((file, tag.e_tag.as_deref(), tag.version.as_deref())),
             },
         )
     }
@@ -755,6 +812,7 @@ impl Inner {
         bytes: &[u8],
         tag: &Tag,
     ) -> Result<Option<SlotSync>> {
+        self.note_install(slot, FileStamp::of(bytes)?, tag)?;
         if !self.manager.replace_if_unchanged(slot, expected, bytes)? {
             return Ok(None);
         }
@@ -808,7 +866,7 @@ impl Inner {
         let needs_files =
             record.is_some_and(|r| r.stamp.is_some()) || own.is_some_and(|p| p.base.is_some());
         let known = if needs_files {
-            self.read_record(&synced_name(&name))?
+            self.read_synced(slot)?
         } else {
             None
         };
@@ -855,6 +913,7 @@ impl Inner {
                 // The cloud took it: now it replaces the local save, unless the game saved
                 // meanwhile. Then the record still names the merge as this device's upload,
                 // and the next round merges that save with it.
+                self.note_install(slot, FileStamp::of(&merged)?, &new_tag)?;
                 if !self
                     .manager
                     .replace_if_unchanged(slot, Some(local.stamp), &merged)?
@@ -876,6 +935,7 @@ impl Inner {
                         version: tag.version.as_deref(),
                         file: Some(&bytes),
                         pending: None,
+                        pulled: None,
                     },
                 )?;
                 Ok(Some(SlotSync::Conflict(Box::new(Conflict {

@@ -26,6 +26,19 @@
 //!                                    upload itself: a merge; its bytes follow the file's)
 //! ```
 //!
+//! Before a file from the cloud (or a merge the cloud took) replaces the local one, the record
+//! also names it, so that a device killed between the two writes knows the local file for the
+//! cloud's version rather than a change of its own:
+//!
+//! ```text
+//! pulled 4660200 14 1122334455\n    (the file being put in place)
+//! pulled-etag "0cc175b9c0f1b6a8"\n  (its object's ETag and version, when the store gave them)
+//! pulled-version 4\n
+//! ```
+//!
+//! While the local file is the one named, the record stands for that file and its tag
+//! ([`Preamble::in_effect`]); otherwise for the file and tag of its first lines.
+//!
 //! One record is written with one atomic put of the local storage, so the ETag and the file it
 //! belongs to never disagree. The preamble is all a sync reads of it to tell whether either
 //! side changed; the files (the common ancestor of a three-way merge, the remote version of a
@@ -65,6 +78,14 @@ pub(super) struct Pending {
     pub(super) base: Option<FileStamp>,
 }
 
+/// A file from the cloud about to replace the local one, and its object's tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Pulled {
+    pub(super) stamp: FileStamp,
+    pub(super) e_tag: Option<String>,
+    pub(super) version: Option<String>,
+}
+
 /// What a record says of the remote object, without the files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Preamble {
@@ -77,6 +98,25 @@ pub(super) struct Preamble {
     pub(super) stamp: Option<FileStamp>,
     /// The upload in flight, if any.
     pub(super) pending: Option<Pending>,
+    /// The install in flight, if any.
+    pub(super) pulled: Option<Pulled>,
+}
+
+impl Preamble {
+    /// The record as it stands when the local file is stamped `local`: the install it names,
+    /// once the local file is that file; else what its first lines say.
+    pub(super) fn in_effect(self, local: Option<FileStamp>) -> Preamble {
+        match self.pulled {
+            Some(pulled) if local == Some(pulled.stamp) => Preamble {
+                e_tag: pulled.e_tag,
+                version: pulled.version,
+                stamp: Some(pulled.stamp),
+                pending: self.pending,
+                pulled: None,
+            },
+            _ => self,
+        }
+    }
 }
 
 /// A whole record.
@@ -97,6 +137,8 @@ pub(super) struct Parts<'a> {
     pub(super) file: Option<&'a [u8]>,
     /// The upload in flight: its stamp, and the bytes of its base when that is another file.
     pub(super) pending: Option<(FileStamp, Option<&'a [u8]>)>,
+    /// The install in flight: the file's stamp, its object's ETag and version.
+    pub(super) pulled: Option<(FileStamp, Option<&'a str>, Option<&'a str>)>,
 }
 
 fn stamp_line(field: &str, stamp: &FileStamp) -> String {
@@ -105,7 +147,7 @@ fn stamp_line(field: &str, stamp: &FileStamp) -> String {
 
 /// Encodes a record.
 pub(super) fn encode(parts: &Parts<'_>) -> Result<Vec<u8>> {
-    let magic = if parts.pending.is_some() {
+    let magic = if parts.pending.is_some() || parts.pulled.is_some() {
         PENDING_LINE
     } else {
         MAGIC_LINE
@@ -123,7 +165,7 @@ pub(super) fn encode(parts: &Parts<'_>) -> Result<Vec<u8>> {
     }
     if let Some(file) = parts.file {
         text.push_str(&stamp_line("stamp", &FileStamp::of(file)?));
-    } else if parts.pending.is_none() {
+    } else if parts.pending.is_none() && parts.pulled.is_none() {
         return Err(Error::malformed(
             "a sync record without a file or an upload",
         ));
@@ -132,6 +174,19 @@ pub(super) fn encode(parts: &Parts<'_>) -> Result<Vec<u8>> {
         text.push_str(&stamp_line("pending", upload));
         if let Some(base) = base {
             text.push_str(&stamp_line("base", &FileStamp::of(base)?));
+        }
+    }
+    if let Some((stamp, e_tag, version)) = &parts.pulled {
+        text.push_str(&stamp_line("pulled", stamp));
+        for (field, value) in [("pulled-etag", e_tag), ("pulled-version", version)] {
+            if let Some(value) = value {
+                if value.contains('\n') || value.is_empty() {
+                    return Err(Error::malformed(format!(
+                        "the object store gave an {field} that cannot be recorded"
+                    )));
+                }
+                text.push_str(&format!("{field} {value}\n"));
+            }
         }
     }
     text.push('\n');
@@ -159,6 +214,7 @@ pub(super) fn preamble(bytes: &[u8]) -> Result<(Preamble, usize)> {
         _ => return Err(bad()),
     };
     let (mut e_tag, mut version, mut stamp, mut upload, mut base) = (None, None, None, None, None);
+    let (mut pulled, mut pulled_e_tag, mut pulled_version) = (None, None, None);
     for line in lines {
         let (field, value) = line.split_once(' ').ok_or_else(bad)?;
         let parse_stamp = || {
@@ -177,15 +233,30 @@ pub(super) fn preamble(bytes: &[u8]) -> Result<(Preamble, usize)> {
             "stamp" => stamp = Some(parse_stamp()?),
             "pending" if pending_allowed => upload = Some(parse_stamp()?),
             "base" if pending_allowed => base = Some(parse_stamp()?),
+            "pulled" if pending_allowed => pulled = Some(parse_stamp()?),
+            "pulled-etag" if pending_allowed => pulled_e_tag = Some(value.to_owned()),
+            "pulled-version" if pending_allowed => pulled_version = Some(value.to_owned()),
             _ => return Err(bad()),
         }
     }
     let pending = match (upload, base) {
         (Some(upload), base) => Some(Pending { upload, base }),
-        (None, None) if !pending_allowed => None,
-        _ => return Err(bad()),
+        (None, None) => None,
+        (None, Some(_)) => return Err(bad()),
     };
-    if stamp.is_none() && pending.is_none() {
+    let pulled = match pulled {
+        Some(stamp) => Some(Pulled {
+            stamp,
+            e_tag: pulled_e_tag,
+            version: pulled_version,
+        }),
+        None if pulled_e_tag.is_none() && pulled_version.is_none() => None,
+        None => return Err(bad()),
+    };
+    // A record that says it names something in flight names something, and one with nothing
+    // in flight has its file.
+    let in_flight = pending.is_some() || pulled.is_some();
+    if pending_allowed != in_flight || (stamp.is_none() && !in_flight) {
         return Err(bad());
     }
     Ok((
@@ -194,6 +265,7 @@ pub(super) fn preamble(bytes: &[u8]) -> Result<(Preamble, usize)> {
             version,
             stamp,
             pending,
+            pulled,
         },
         end + 2,
     ))
@@ -288,6 +360,7 @@ mod tests {
             version,
             file: Some(f),
             pending: None,
+            pulled: None,
         }
     }
 
@@ -331,12 +404,36 @@ mod tests {
             version: None,
             file: None,
             pending: Some((up, None)),
+            pulled: None,
         })
         .unwrap();
         let record = decode(bytes).unwrap();
         assert_eq!(record.preamble.stamp, None);
         assert!(record.file.is_empty() && record.base.is_none());
         assert_eq!(record.preamble.pending.unwrap().base, None);
+    }
+
+    #[test]
+    fn a_record_of_an_install_in_flight_stands_for_it_once_it_is_in_place() {
+        let (old, new) = (file(3), file(4));
+        let new_stamp = FileStamp::of(&new).unwrap();
+        let bytes = encode(&Parts {
+            pulled: Some((new_stamp, Some("\"n\""), Some("9"))),
+            ..plain(Some("\"o\""), None, &old)
+        })
+        .unwrap();
+        assert!(bytes.starts_with(b"savegame-sync 2\n"));
+        let record = decode(bytes).unwrap();
+        assert_eq!(record.file, old);
+        let old_stamp = FileStamp::of(&old).unwrap();
+        let before = record.preamble.clone().in_effect(Some(old_stamp));
+        assert_eq!(before.e_tag.as_deref(), Some("\"o\""));
+        assert_eq!(before.stamp, Some(old_stamp));
+        let after = record.preamble.in_effect(Some(new_stamp));
+        assert_eq!(after.e_tag.as_deref(), Some("\"n\""));
+        assert_eq!(after.version.as_deref(), Some("9"));
+        assert_eq!(after.stamp, Some(new_stamp));
+        assert_eq!(after.pulled, None);
     }
 
     #[test]
@@ -352,6 +449,8 @@ mod tests {
         assert!(preamble(b"savegame-sync 1\nstamp 1 2 3\npending 1 2 3\n\n").is_err());
         assert!(preamble(b"savegame-sync 2\nstamp 1 2 3\nbase 1 2 3\n\n").is_err());
         assert!(preamble(b"savegame-sync 2\n\n").is_err());
+        assert!(preamble(b"savegame-sync 2\nstamp 1 2 3\n\n").is_err());
+        assert!(preamble(b"savegame-sync 2\nstamp 1 2 3\npulled-etag x\n\n").is_err());
         assert!(encode(&plain(Some("a\nb"), None, &f)).is_err());
         // Trailing bytes after the file are no record's.
         let mut bytes = encode(&plain(None, None, &f)).unwrap();

@@ -812,7 +812,14 @@ impl Inner {
         bytes: &[u8],
         tag: &Tag,
     ) -> Result<Option<SlotSync>> {
-        self.note_install(slot, FileStamp::of(bytes)?, tag)?;
+        let stamp = FileStamp::of(bytes)?;
+        if expected == Some(stamp) {
+            // Already in place (a killed resolve or pull got that far): rotating it into the
+            // backups would only push an older save out.
+            self.write_record(slot, tag, bytes)?;
+            return Ok(Some(SlotSync::Pulled));
+        }
+        self.note_install(slot, stamp, tag)?;
         if !self.manager.replace_if_unchanged(slot, expected, bytes)? {
             return Ok(None);
         }

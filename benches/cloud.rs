@@ -1,4 +1,4 @@
-//! Cloud sync against a real S3-compatible server on localhost (s3s-fs, started here), in one
+//! Cloud sync against a real S3-compatible server on localhost (moto's, started here), in one
 //! run:
 //!
 //! - `cloud_round_trip`: a 4.66 MB save (incompressible, encrypted) synced up by one device and
@@ -9,6 +9,10 @@
 //! - `cloud_load_menu`: `CloudSync::remote_slots` over 100 slots of 1 MiB each (a listing and
 //!   100 ranged GETs of 4 KiB; a menu needs no ETags, so none is asked for where the
 //!   listing lacks them), against downloading the 100 objects whole.
+//! - Requests per sync (printed, counted by testkit's proxy, not timed): a device with 1, 10
+//!   and 100 slots syncs them unchanged, with one changed here (a push) and with one changed by
+//!   another device (a pull); every request is billed on a real store. Then `cloud_sync_100`
+//!   times the sync of 100 unchanged slots.
 //!
 //! ```text
 //! cargo bench --bench cloud --features cloud
@@ -24,14 +28,18 @@ use savegame::cloud::object_store::path::Path;
 use savegame::cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use savegame::cloud::{CloudSync, S3};
 use savegame::{Key, SaveLoadManager, SlotId};
-use savegame_testkit::s3::{ACCESS_KEY, BUCKET, SECRET_KEY, Server, noise};
+use savegame_testkit::s3::{ACCESS_KEY, Counts, Proxy, SECRET_KEY, Server, noise};
 
 /// The size of the save the round trip moves: 4.66 MB.
 const SAVE_BYTES: usize = 4_660_000;
 
 fn store(server: &Server) -> Arc<dyn ObjectStore> {
-    S3::new(BUCKET)
-        .endpoint(server.endpoint())
+    store_at(server, &server.endpoint())
+}
+
+fn store_at(server: &Server, endpoint: &str) -> Arc<dyn ObjectStore> {
+    S3::new(server.bucket())
+        .endpoint(endpoint)
         .region("us-east-1")
         .credentials(ACCESS_KEY, SECRET_KEY)
         .build()
@@ -39,12 +47,16 @@ fn store(server: &Server) -> Arc<dyn ObjectStore> {
 }
 
 fn device(server: &Server, dir: &std::path::Path, prefix: &str) -> CloudSync {
+    device_at(server, &server.endpoint(), dir, prefix)
+}
+
+fn device_at(server: &Server, endpoint: &str, dir: &std::path::Path, prefix: &str) -> CloudSync {
     let manager = SaveLoadManager::builder()
         .directory(dir)
         .key(Key::from_bytes([3; 32]))
         .build()
         .unwrap();
-    CloudSync::builder(Arc::new(manager), store(server))
+    CloudSync::builder(Arc::new(manager), store_at(server, endpoint))
         .prefix(prefix)
         .build()
         .unwrap()
@@ -71,8 +83,84 @@ impl serde::Serialize for Bytes {
     }
 }
 
+/// One row of the request table: what each kind of sync cost.
+fn row(counts: Counts) -> String {
+    let mut kinds = Vec::new();
+    for (n, kind) in [
+        (counts.list, "LIST"),
+        (counts.head, "HEAD"),
+        (counts.get, "GET"),
+        (counts.put, "PUT"),
+        (counts.delete, "DELETE"),
+        (counts.other, "other"),
+    ] {
+        if n > 0 {
+            kinds.push(format!("{n} {kind}"));
+        }
+    }
+    format!("{:>3} ({})", counts.total(), kinds.join(" + "))
+}
+
+/// Requests per sync, for 1, 10 and 100 slots of 4 KiB, each device behind a counting proxy.
+/// Returns the device with 100 slots (and its folder and proxy), for the timed sync.
+fn requests_per_sync(server: &Server) -> (CloudSync, tempfile::TempDir, Proxy) {
+    println!("requests per sync (moto, counted by the proxy):");
+    println!(
+        "| slots | first sync (probe, uploads) | unchanged | one changed here | one changed elsewhere |"
+    );
+    println!("|---|---|---|---|---|");
+    let mut kept = None;
+    for slots in [1u32, 10, 100] {
+        let prefix = format!("bench/requests-{slots}");
+        let (proxy, other_proxy) = (Proxy::start(server.port()), Proxy::start(server.port()));
+        let dir = tempfile::tempdir().unwrap();
+        let other_dir = tempfile::tempdir().unwrap();
+        let here = device_at(server, &proxy.endpoint(), dir.path(), &prefix);
+        let there = device_at(server, &other_proxy.endpoint(), other_dir.path(), &prefix);
+        for n in 1..=slots {
+            save(&here, SlotId::Numbered(n), 4096, u64::from(n));
+        }
+        assert_eq!(here.sync().unwrap().pushed.len(), slots as usize);
+        let first = proxy.take_counts();
+        assert_eq!(there.sync().unwrap().pulled.len(), slots as usize);
+        let unchanged_report = here.sync().unwrap();
+        assert_eq!(unchanged_report.unchanged.len(), slots as usize);
+        let unchanged = proxy.take_counts();
+        save(&here, SlotId::Numbered(1), 4096, 1000);
+        assert_eq!(here.sync().unwrap().pushed, [SlotId::Numbered(1)]);
+        let pushed = proxy.take_counts();
+        other_proxy.take_counts();
+        assert_eq!(there.sync().unwrap().pulled, [SlotId::Numbered(1)]);
+        let pulled = other_proxy.take_counts();
+        println!(
+            "| {slots} | {} | {} | {} | {} |",
+            row(first),
+            row(unchanged),
+            row(pushed),
+            row(pulled)
+        );
+        if slots == 100 {
+            kept = Some((here, dir, proxy));
+        }
+    }
+    kept.unwrap()
+}
+
 fn bench(c: &mut Criterion) {
     let server = Server::start();
+    let (hundred, _hundred_dir, hundred_proxy) = requests_per_sync(&server);
+    let mut group = c.benchmark_group("cloud_sync_100");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("sync of 100 unchanged slots (one LIST)", |bench| {
+        bench.iter(|| assert_eq!(hundred.sync().unwrap().unchanged.len(), 100));
+    });
+    group.finish();
+    // Every timed sync was one listing, and nothing else.
+    let timed = hundred_proxy.take_counts();
+    assert_eq!(timed.total(), timed.list, "{timed:?}");
+
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

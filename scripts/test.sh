@@ -8,10 +8,10 @@
 #    wasm-bindgen-cli at exactly the wasm-bindgen version of Cargo.lock (kept when
 #    `wasm-bindgen --version` already says that version), and binaryen's wasm-opt from the
 #    npm registry into the target folder (Debian's is too old for wasm-bindgen's output), and
-#    s3s-fs, the S3-compatible server the cloud tests start (kept when `s3s-fs --version`
-#    already says that version).
+#    moto's S3 server from PyPI (`moto[server]`, the S3-compatible server the cloud tests
+#    start; kept when Python already imports that version of it).
 # 2. Runs `cargo test --workspace --all-features` (every native test; tests/cloud.rs starts
-#    s3s-fs on a free localhost port itself).
+#    moto's server on a localhost port the OS picks itself).
 # 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
 # 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
 # 5. Builds the web demo and runs its screenshot test (scripts/page-test.py).
@@ -25,9 +25,10 @@ took() { printf '   (%s: %ds)\n' "$1" "$(( $(date +%s) - $2 ))"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 target_dir=${CARGO_TARGET_DIR:-target}
-# The S3-compatible server of the cloud tests (tests/cloud.rs, benches/cloud.rs). Newer
-# versions need a newer rustc than this machine's stable.
-s3s_fs_version=0.14.1
+# The S3-compatible server of the cloud tests (tests/cloud.rs, benches/cloud.rs): moto's,
+# which keeps conditional writes atomic under concurrency (s3s-fs 0.14 did not). The same
+# version as testkit/src/s3.rs's MOTO_VERSION.
+moto_version=5.2.5
 wasm_bindgen_version=$(sed -n '/^name = "wasm-bindgen"$/{n;s/^version = "\(.*\)"$/\1/p;}' Cargo.lock)
 [ -n "$wasm_bindgen_version" ] || { echo "no wasm-bindgen in Cargo.lock"; exit 1; }
 
@@ -66,13 +67,16 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
     else
         echo "wasm-bindgen-cli $wasm_bindgen_version: present"
     fi
-    if [ "$(s3s-fs --version 2>/dev/null)" != "s3s-fs $s3s_fs_version" ]; then
+    if ! python3 -c "import importlib.metadata as m, moto.server, werkzeug, flask_cors
+assert m.version('moto') == '$moto_version'" 2>/dev/null; then
         t=$(date +%s)
-        # --locked: its own lock file builds on this toolchain. About 4 minutes on 2 cores.
-        cargo install s3s-fs --version "$s3s_fs_version" --features binary --locked --force
-        took "cargo install s3s-fs $s3s_fs_version" "$t"
+        # A pure-Python wheel and its dependencies: seconds. A Python whose packages the
+        # system manages (PEP 668) needs to be told that this is what is wanted.
+        python3 -m pip install --quiet "moto[server]==$moto_version" \
+            || python3 -m pip install --quiet --break-system-packages "moto[server]==$moto_version"
+        took "pip install moto[server] $moto_version" "$t"
     else
-        echo "s3s-fs $s3s_fs_version: present"
+        echo "moto $moto_version: present"
     fi
     binaryen="$target_dir/tools/binaryen"
     if [ ! -x "$binaryen/node_modules/.bin/wasm-opt" ] && command -v npm >/dev/null 2>&1; then

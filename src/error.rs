@@ -46,7 +46,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// - **Undo history:** [`Error::UndoConflict`] (besides [`Error::Rejected`] for a history used
 ///   in a way that makes no sense).
 /// - **Cloud saves** (feature `cloud`): [`Error::Cloud`] (the object store failed, after its
-///   retries), [`Error::ForeignSave`] (a remote save of another player). A damaged remote
+///   retries), [`Error::ConditionIgnored`] (a store that does not keep conditional writes),
+///   [`Error::ForeignSave`] (a remote save of another player). A damaged remote
 ///   object is refused with the same errors as a damaged local file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -512,6 +513,23 @@ pub enum Error {
         source: BoxError,
     },
 
+    /// The object store of a cloud sync ignores a condition of the conditional writes that
+    /// keep two devices from overwriting each other unseen: the sync's probe of the store (run
+    /// once per store and prefix, before the sync first trusts it) saw a write go through that
+    /// the condition should have refused. Nothing was synced.
+    #[error(
+        "the object store {store} ignores {condition} (under {prefix:?}): a sync through it could \
+         overwrite another device's save unseen, so nothing was synced"
+    )]
+    ConditionIgnored {
+        /// The store, as it names itself (for S3: its bucket).
+        store: String,
+        /// The sync's prefix in it.
+        prefix: String,
+        /// The condition it let through.
+        condition: WriteCondition,
+    },
+
     /// A remote save names another owner (the `savegame.owner` user field the cloud sync
     /// stamps on saves) than this sync's prefix: a file copied from another player's folder.
     /// It is refused and never replaces a local save.
@@ -574,5 +592,29 @@ impl Error {
         Error::Malformed {
             reason: reason.into(),
         }
+    }
+}
+
+/// A condition of the conditional writes a cloud sync rests on (feature `cloud`), named by
+/// [`Error::ConditionIgnored`] when a store lets a write through that it should refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WriteCondition {
+    /// `If-None-Match: *`: a create over an existing object is refused.
+    CreateIfAbsent,
+    /// `If-Match`: a replace that names a stale ETag (or version) is refused.
+    ReplaceIfMatch,
+}
+
+impl std::fmt::Display for WriteCondition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WriteCondition::CreateIfAbsent => {
+                "If-None-Match: * (it let a create over an existing object through)"
+            }
+            WriteCondition::ReplaceIfMatch => {
+                "If-Match (it let a replace naming a stale ETag through)"
+            }
+        })
     }
 }

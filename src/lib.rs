@@ -206,7 +206,7 @@ pub mod storage;
 pub use codec::Codec;
 pub use compression::Compression;
 pub use crypto::Key;
-pub use error::{BoxError, Error, Result};
+pub use error::{BoxError, Error, Result, WriteCondition};
 pub use format::{Metadata, Trust};
 pub use history::{History, Undoable};
 pub use manager::backups;

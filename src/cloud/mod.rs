@@ -16,24 +16,45 @@
 //!   other unseen. What the device last saw is kept beside the slot, in its record
 //!   ([`synced_name`]): the object's ETag and version, and a copy of
 //!   the file, the common ancestor of the next merge.
+//! - **Stores that ignore the conditions are refused.** Before a sync first trusts a store, it
+//!   probes it once with an object of its own under the prefix: a create over an existing
+//!   object and a replace naming a stale ETag must both be refused. A store that lets either
+//!   through (a proxy that strips the headers, a server without conditional writes) fails
+//!   every sync with [`Error::ConditionIgnored`], which names the condition, and nothing is
+//!   synced. A store that passed is remembered per store and prefix in the device's trust
+//!   record (`cloud.synced` in the manager's storage); [`CloudBuilder::probe`] skips the probe
+//!   for a store known to be good.
 //! - **Both changed.** When the local save and the remote one both changed since the last
 //!   sync, the mementos are compared with the ancestor's, one by one
 //!   ([`merge`](self#the-merge)). Changes to different mementos are merged into a new save,
-//!   saved here and uploaded ([`SlotSync::Merged`]). The same memento changed on both sides is
-//!   a [`Conflict`], with both versions' label, playtime, saved-at and device for a "which save
+//!   sealed as the manager seals a save, uploaded, and put in place here only once the cloud
+//!   took it ([`SlotSync::Merged`]). The same memento changed on both sides is a
+//!   [`Conflict`], with both versions' label, playtime, saved-at and device for a "which save
 //!   do you keep?" dialog; nothing is overwritten until [`CloudSync::resolve`] picks one, and
-//!   the other is kept as the slot's newest backup. Nothing is ever deleted.
-//! - **Checked downloads.** A downloaded object passes every check a load makes (CRC, header,
-//!   decryption or tag, its slot, its schema version) before it replaces anything, and is
-//!   refused with the same errors as a damaged local file ([`Error::ChecksumMismatch`],
-//!   [`Error::Decrypt`], [`Error::SlotMismatch`], ...). A save stamped by another player's
-//!   sync ([`OWNER_FIELD`]) is [`Error::ForeignSave`]. The local save it would have replaced
-//!   becomes its newest backup when it does.
+//!   the other is kept as the slot's newest backup (for [`Keep::Local`], before the upload).
+//!   Nothing is ever deleted.
+//! - **Checked downloads.** A downloaded object passes every check a load makes, the
+//!   manager's own (CRC, header, the protection the manager's key asks for, decryption or
+//!   tag, its slot, its schema version), before it replaces anything, and is refused with the
+//!   same errors as a damaged local file ([`Error::ChecksumMismatch`], [`Error::Decrypt`],
+//!   [`Error::NotEncrypted`], [`Error::SlotMismatch`], ...). A save stamped by another
+//!   player's sync ([`OWNER_FIELD`]) is [`Error::ForeignSave`]. The local save it would have
+//!   replaced becomes its newest backup when it does.
 //! - **Failure is normal.** Each call to the store is tried a bounded number of times with
 //!   exponential backoff ([`CloudBuilder::attempts`]); what still fails is reported per slot
 //!   in [`SyncReport::failed`] as [`Error::Cloud`]. A put is one request (S3 makes it visible
 //!   whole or not at all), so an upload cut off leaves the remote object as it was, and the
 //!   local save is never touched by a failed step. The next sync resumes.
+//! - **Lost answers and kills.** Before each upload the record names the file going up (and,
+//!   for a merge, the local save it was made from). A device whose PUT landed but whose answer
+//!   was lost, or that was killed before it heard, knows the object for its own at the next
+//!   sync however much it saved since: its later saves are pushed over it, or a merge it never
+//!   put in place is installed (or merged with the saves the game made since, against the save
+//!   it was made from). It never conflicts with itself. A file from the cloud is named in the
+//!   record before it replaces the local one, so a device killed between the two takes it
+//!   for the cloud's version at the next sync, not for a change of its own. A settled
+//!   conflict's copy is removed by the next sync that finds the slot settled, the declined
+//!   version kept as a backup.
 //! - **Off the game thread.** [`sync`](CloudSync::sync) blocks on the network: call it from a
 //!   loading screen's thread, or use [`sync_in_background`](CloudSync::sync_in_background),
 //!   or [`CloudBuilder::sync_after_save`] with [`CloudSync::save`]: a worker thread of the
@@ -63,7 +84,12 @@
 //!   be told from the player's own (give each player a key of their own to make it fail to
 //!   decrypt instead).
 //! - A save is uploaded in one PUT (S3 takes up to 5 GiB in one); the whole file is held in
-//!   memory while it moves.
+//!   memory while it moves. Each upload and install also rewrites the slot's record (with the
+//!   last synced file in it) once more before it starts.
+//! - A device killed after a pull replaced its save and before its record was written, whose
+//!   game then saved before the next sync, merges that save against the older record: a
+//!   memento both the pulled save and the new one changed is reported as a conflict (never
+//!   merged wrongly).
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -99,9 +125,11 @@ mod report;
 mod s3;
 mod worker;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+pub use crate::error::WriteCondition;
 pub use merge::{DEVICE_FIELD, OWNER_FIELD};
 /// The `object_store` crate this feature is built on, for stores of your own.
 pub use object_store;
@@ -115,7 +143,7 @@ use self::merge::{Outcome, Side};
 use self::remote::{Expect, Remote, Tag};
 use crate::error::{Error, Result};
 use crate::format::{self, Header};
-use crate::manager::sync::{FileStamp, Replacement};
+use crate::manager::sync::FileStamp;
 use crate::manager::{SaveLoadManager, SaveReport};
 use crate::slot::{SlotFile, SlotId, conflict_name, synced_name};
 use crate::snapshot::Snapshot;
@@ -149,6 +177,7 @@ pub struct CloudBuilder {
     attempts: u32,
     backoff: Duration,
     sync_after_save: bool,
+    probe: bool,
 }
 
 impl CloudBuilder {
@@ -187,6 +216,18 @@ impl CloudBuilder {
         self
     }
 
+    /// Probe the store before the first sync trusts it (default on): a create over an existing
+    /// object and a replace naming a stale tag must both be refused, or every sync fails with
+    /// [`Error::ConditionIgnored`] and nothing is synced. The probe writes, rewrites and
+    /// deletes one small object under the prefix (five requests), once per store and prefix:
+    /// a store that passed is named in the device's trust record, `cloud.synced` in the
+    /// manager's storage. `false` skips it, for a store known to keep conditional writes
+    /// (AWS S3, R2, GCS, Azure through `object_store`).
+    pub fn probe(mut self, on: bool) -> Self {
+        self.probe = on;
+        self
+    }
+
     /// Builds the sync, with its runtime and its worker thread.
     ///
     /// # Errors
@@ -217,6 +258,8 @@ impl CloudBuilder {
             device: self.device,
             runtime,
             syncing: Mutex::new(()),
+            probe: self.probe,
+            trusted: AtomicBool::new(false),
         });
         let worker = worker::Worker::start(Arc::clone(&inner))?;
         Ok(CloudSync {
@@ -247,6 +290,10 @@ pub(crate) struct Inner {
     runtime: tokio::runtime::Runtime,
     /// Held by each sync: one at a time, so two never race each other over a slot's record.
     syncing: Mutex<()>,
+    /// Whether the store is probed before it is trusted ([`CloudBuilder::probe`]).
+    probe: bool,
+    /// Whether it was found (or said) to keep conditional writes.
+    trusted: AtomicBool,
 }
 
 impl CloudSync {
@@ -260,6 +307,7 @@ impl CloudSync {
             attempts: 4,
             backoff: Duration::from_millis(200),
             sync_after_save: false,
+            probe: true,
         }
     }
 
@@ -305,8 +353,11 @@ impl CloudSync {
     /// network; not for the game thread.
     ///
     /// # Errors
-    /// [`Error::Cloud`] when the remote folder cannot be listed, [`Error::Io`] when the local
-    /// one cannot; failures of single slots are in [`SyncReport::failed`].
+    /// [`Error::Cloud`] when the remote folder cannot be listed (or the store's probe failed
+    /// on the network), [`Error::Io`] when the local one cannot;
+    /// [`Error::ConditionIgnored`] when the store ignores a condition of conditional writes
+    /// ([`CloudBuilder::probe`]), and then nothing was synced. Failures of single slots are in
+    /// [`SyncReport::failed`].
     pub fn sync(&self) -> Result<SyncReport> {
         self.inner.sync(None)
     }
@@ -315,11 +366,10 @@ impl CloudSync {
     ///
     /// # Errors
     /// As for one slot of [`sync`](Self::sync): [`Error::Cloud`] for the network and the
-    /// server, the load errors for a damaged remote save, [`Error::ForeignSave`].
+    /// server, the load errors for a damaged remote save, [`Error::ForeignSave`];
+    /// [`Error::ConditionIgnored`] as for [`sync`](Self::sync).
     pub fn sync_slot(&self, slot: SlotId) -> Result<SlotSync> {
-        let _one = lock(&self.inner.syncing);
-        let remote = self.inner.block_on(self.inner.remote.head(slot))?;
-        self.inner.sync_one(slot, remote)
+        self.inner.sync_slot(slot)
     }
 
     /// Runs [`sync`](Self::sync) on the sync's worker thread, and returns at once.
@@ -372,14 +422,16 @@ impl CloudSync {
     }
 
     /// Settles a slot left in [`Conflict`] by the last sync: keeps one side, uploads or
-    /// installs it, and keeps the other as the slot's newest local backup.
+    /// installs it, and keeps the other as the slot's newest local backup. For
+    /// [`Keep::Local`] the cloud's version becomes the backup before the upload, so a resolve
+    /// killed at any point has kept it; the next sync finishes what a killed resolve began.
     ///
     /// # Errors
     /// [`Error::SlotEmpty`] when the slot has no conflict to settle (or, for [`Keep::Local`],
     /// no local save); [`Error::Cloud`] when the upload fails, or the cloud's save changed again
-    /// since the conflict (sync again); the load errors when a file is damaged.
+    /// since the conflict (sync again); the load errors when a file is damaged;
+    /// [`Error::ConditionIgnored`] as for [`sync`](Self::sync).
     pub fn resolve(&self, slot: SlotId, keep: Keep) -> Result<SlotSync> {
-        let _one = lock(&self.inner.syncing);
         self.inner.resolve(slot, keep)
     }
 }
@@ -425,15 +477,53 @@ impl Inner {
         self.manager.storage()
     }
 
+    fn io(&self, name: &str) -> impl FnOnce(std::io::Error) -> Error + '_ {
+        let path = self.storage().locate(name);
+        move |e| Error::io(path, e)
+    }
+
+    /// Makes sure the store keeps conditional writes before anything is synced through it:
+    /// once per store and prefix, remembered in the trust record; skipped when the builder
+    /// said so ([`CloudBuilder::probe`]).
+    fn trust(&self) -> Result<()> {
+        if !self.probe || self.trusted.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let entry = (
+            self.remote.store.to_string(),
+            self.remote.prefix.to_string(),
+        );
+        let name = record::TRUST_NAME;
+        let known = self
+            .storage()
+            .read(name, record::MAX_TRUST)
+            .map_err(self.io(name))?;
+        let mut entries = known.map(|b| record::trusted(&b)).unwrap_or_default();
+        if !entries.contains(&entry) {
+            if let Some(condition) = self.block_on(self.remote.probe())? {
+                let (store, prefix) = entry;
+                return Err(Error::ConditionIgnored {
+                    store,
+                    prefix,
+                    condition,
+                });
+            }
+            entries.push(entry);
+            if let Some(bytes) = record::encode_trusted(&entries) {
+                self.storage().put(name, &bytes).map_err(self.io(name))?;
+            }
+        }
+        self.trusted.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Syncs `only` that slot, or every slot.
     pub(crate) fn sync(&self, only: Option<SlotId>) -> Result<SyncReport> {
         let _one = lock(&self.syncing);
+        self.trust()?;
         let mut report = SyncReport::default();
         let remote = self.block_on(self.remote.list(true))?;
-        let listing = self
-            .storage()
-            .list()
-            .map_err(|e| Error::io(self.storage().locate(""), e))?;
+        let listing = self.storage().list().map_err(self.io(""))?;
         let mut slots: Vec<SlotId> = listing
             .iter()
             .filter_map(|f| match SlotFile::parse(&f.name) {
@@ -456,14 +546,25 @@ impl Inner {
         Ok(report)
     }
 
+    /// Syncs one slot, on its own (a HEAD instead of a listing).
+    fn sync_slot(&self, slot: SlotId) -> Result<SlotSync> {
+        let _one = lock(&self.syncing);
+        self.trust()?;
+        let remote = self.block_on(self.remote.head(slot))?;
+        self.sync_one(slot, remote)
+    }
+
     /// Syncs one slot, `remote` being what the cloud holds of it (its size and tag).
     fn sync_one(&self, slot: SlotId, mut remote: Option<(u64, Tag)>) -> Result<SlotSync> {
         let name = slot.file_name();
         for _ in 0..ROUNDS {
             self.compact_if_needed(slot)?;
-            let record = self.read_preamble(&synced_name(&name))?;
             let local = self.manager.primary_stamp(slot)?;
-            let local_changed = local.is_some() && record.as_ref().map(|r| r.stamp) != local;
+            let record = self
+                .read_preamble(&synced_name(&name))?
+                .map(|r| r.in_effect(local));
+            let synced = record.as_ref().and_then(|r| r.stamp);
+            let local_changed = local.is_some() && synced != local;
             let remote_changed = remote.as_ref().is_some_and(|(_, tag)| {
                 record.as_ref().is_none_or(|r| {
                     !tag.same(&Tag {
@@ -477,15 +578,24 @@ impl Inner {
                 (None, Some(_)) => self.pull(slot, None)?,
                 (Some(_), None) => self.push(slot, &Expect::Absent)?,
                 (Some(_), Some((_, tag))) => match (local_changed, remote_changed) {
-                    (false, false) => return Ok(SlotSync::Unchanged),
+                    (false, false) => Some(SlotSync::Unchanged),
                     (true, false) => self.push(slot, &Expect::Still(tag.clone()))?,
                     (false, true) => self.pull(slot, local)?,
-                    (true, true) => self.both_changed(slot, record.is_some())?,
+                    (true, true) => self.both_changed(slot, record.as_ref())?,
                 },
             };
             if let Some(done) = settled {
-                if !matches!(done, SlotSync::Conflict(_)) {
-                    self.drop_conflict_copy(&name)?;
+                match done {
+                    SlotSync::Conflict(_) => {}
+                    // The cloud's version in the copy was merged in, or a newer one replaced
+                    // the local save (which a resolve had settled, or the copy would not be
+                    // stale): nothing declined it.
+                    SlotSync::Merged(_) | SlotSync::Pulled => {
+                        self.drop_conflict_copy(&name, false)?
+                    }
+                    // The local save won over it: a resolve that kept it, killed before it
+                    // removed the copy.
+                    _ => self.drop_conflict_copy(&name, true)?,
                 }
                 return Ok(done);
             }
@@ -499,25 +609,33 @@ impl Inner {
         })
     }
 
-    /// Removes the copy of a conflict that a later merge, pull or push has settled: the copy
-    /// names a remote version the cloud has moved on from, and a resolve with it could only
-    /// fail its `If-Match`.
-    fn drop_conflict_copy(&self, name: &str) -> Result<()> {
+    /// Removes the copy of a conflict that a later sync found settled: the copy names a remote
+    /// version the cloud has moved on from, and a resolve with it could only fail its
+    /// `If-Match`. With `declined`, the version in it is kept as a backup first, unless one
+    /// already is (a resolve keeps it before it uploads).
+    fn drop_conflict_copy(&self, name: &str, declined: bool) -> Result<()> {
         let copy = conflict_name(name);
-        let storage = self.storage();
-        let io = |e| Error::io(storage.locate(&copy), e);
-        if storage.read_head(&copy, 0).map_err(io)?.is_some() {
-            storage.delete(&copy).map_err(io)?;
+        if self
+            .storage()
+            .read_head(&copy, 0)
+            .map_err(self.io(&copy))?
+            .is_none()
+        {
+            return Ok(());
         }
-        Ok(())
+        if declined
+            && let Some(record) = self.read_record(&copy)?
+            && let Some(slot) = SlotId::from_file_name(name)
+            && self.check_remote(slot, &record.file).is_ok()
+        {
+            self.manager.keep_as_backup(slot, &record.file)?;
+        }
+        self.storage().delete(&copy).map_err(self.io(&copy))
     }
 
     /// Compacts a slot's incremental saves into one file: a slot is one object.
     fn compact_if_needed(&self, slot: SlotId) -> Result<()> {
-        let listing = self
-            .storage()
-            .list()
-            .map_err(|e| Error::io(self.storage().locate(""), e))?;
+        let listing = self.storage().list().map_err(self.io(""))?;
         let deltas = listing.iter().any(|f| {
             matches!(SlotFile::parse(&f.name), Some(SlotFile::Journal(s) | SlotFile::Delta(s, _)) if s == slot)
         });
@@ -531,7 +649,7 @@ impl Inner {
         let head = self
             .storage()
             .read_head(name, record::MAX_PREAMBLE)
-            .map_err(|e| Error::io(self.storage().locate(name), e))?;
+            .map_err(self.io(name))?;
         match head {
             None => Ok(None),
             Some(head) => record::preamble(&head.bytes).map(|(p, _)| Some(p)),
@@ -540,24 +658,99 @@ impl Inner {
 
     /// Reads a whole record: `None` when there is none. A damaged record is as good as none
     /// (it is only this device's memory of the last sync; the next sync rebuilds it).
-    fn read_record(&self, name: &str) -> Result<Option<(record::Preamble, Vec<u8>)>> {
-        let bytes = self
-            .storage()
-            .read(
-                name,
-                self.manager
-                    .max_file_size()
-                    .saturating_add(record::MAX_PREAMBLE as u64),
-            )
-            .map_err(|e| Error::io(self.storage().locate(name), e))?;
+    fn read_record(&self, name: &str) -> Result<Option<record::Record>> {
+        // A record holds at most two files (the last synced one and the base of a merge).
+        let limit = self
+            .manager
+            .max_file_size()
+            .saturating_mul(2)
+            .saturating_add(record::MAX_PREAMBLE as u64);
+        let bytes = self.storage().read(name, limit).map_err(self.io(name))?;
         Ok(bytes.and_then(|b| record::decode(b).ok()))
     }
 
-    fn write_record(&self, name: &str, tag: &Tag, file: &[u8]) -> Result<()> {
-        let bytes = record::encode(tag.e_tag.as_deref(), tag.version.as_deref(), file)?;
-        self.storage()
-            .put(name, &bytes)
-            .map_err(|e| Error::io(self.storage().locate(name), e))
+    /// The slot's record, whole, as it stands ([`record::Preamble::in_effect`]): when it names
+    /// an install that happened, the local file and its tag.
+    fn read_synced(&self, slot: SlotId) -> Result<Option<record::Record>> {
+        let name = slot.file_name();
+        let Some(mut record) = self.read_record(&synced_name(&name))? else {
+            return Ok(None);
+        };
+        let mut local = None;
+        if let Some(pulled) = &record.preamble.pulled {
+            let bytes = self
+                .storage()
+                .read(&name, self.manager.max_file_size())
+                .map_err(self.io(&name))?;
+            if let Some(bytes) = bytes
+                && FileStamp::of(&bytes).ok() == Some(pulled.stamp)
+            {
+                local = Some(pulled.stamp);
+                record.file = bytes;
+            }
+        }
+        record.preamble = record.preamble.in_effect(local);
+        Ok(Some(record))
+    }
+
+    fn put_record(&self, name: &str, parts: &record::Parts<'_>) -> Result<()> {
+        let bytes = record::encode(parts)?;
+        self.storage().put(name, &bytes).map_err(self.io(name))
+    }
+
+    /// Records `file` as what the cloud holds of `slot`, as `tag`: the slot is settled.
+    fn write_record(&self, slot: SlotId, tag: &Tag, file: &[u8]) -> Result<()> {
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &record::Parts {
+                e_tag: tag.e_tag.as_deref(),
+                version: tag.version.as_deref(),
+                file: Some(file),
+                pending: None,
+                pulled: None,
+            },
+        )
+    }
+
+    /// Records, before it is sent, that the file stamped `upload` is being uploaded as `slot`,
+    /// made from the local file `base` when that is another file (a merge): a device killed
+    /// after the PUT landed, and before it heard so, then knows the object for its own,
+    /// whatever it saved since. The record's tag and file stay what they were.
+    fn note_upload(&self, slot: SlotId, upload: FileStamp, base: Option<&[u8]>) -> Result<()> {
+        let known = self.read_synced(slot)?;
+        let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &record::Parts {
+                e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
+                version: synced.and_then(|r| r.preamble.version.as_deref()),
+                file: synced.map(|r| &r.file[..]),
+                pending: Some((upload, base)),
+                pulled: None,
+            },
+        )
+    }
+
+    /// Records, before it is put in place, that the file stamped `file` (the cloud's, as
+    /// `tag`) is about to replace the local one: a device killed between the two writes then
+    /// takes the local file for that version of the cloud's, not for a change of its own. The
+    /// rest of the record (its tag and file, an upload in flight) stays what it was.
+    fn note_install(&self, slot: SlotId, file: FileStamp, tag: &Tag) -> Result<()> {
+        let known = self.read_synced(slot)?;
+        let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
+        let pending = known
+            .as_ref()
+            .and_then(|r| r.preamble.pending.map(|p| (p.upload, r.base.as_deref())));
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &record::Parts {
+                e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
+                version: synced.and_then(|r| r.preamble.version.as_deref()),
+                file: synced.map(|r| &r.file[..]),
+                pending,
+                pulled: Some((file, tag.e_tag.as_deref(), tag.version.as_deref())),
+            },
+        )
     }
 
     /// The slot's local file, read whole and checked as a load checks it.
@@ -566,7 +759,7 @@ impl Inner {
         let bytes = self
             .storage()
             .read(&name, self.manager.max_file_size())
-            .map_err(|e| Error::io(self.storage().locate(&name), e))?;
+            .map_err(self.io(&name))?;
         let Some(bytes) = bytes else {
             return Ok(None);
         };
@@ -580,7 +773,9 @@ impl Inner {
         }))
     }
 
-    /// Checks a file from the cloud as a load checks a local one, and its owner.
+    /// Checks a file from the cloud as a load checks a local one, with the manager's own
+    /// checks (CRC, header, the protection its key asks for, decryption or tag, its slot, its
+    /// schema version), and its owner.
     fn check_remote(&self, slot: SlotId, bytes: &[u8]) -> Result<(Header, Snapshot)> {
         let (header, snapshot) = self.manager.open_slot_file(slot, bytes.to_vec())?;
         if let Some(owner) = header.metadata.user.get(OWNER_FIELD)
@@ -617,38 +812,48 @@ impl Inner {
         bytes: &[u8],
         tag: &Tag,
     ) -> Result<Option<SlotSync>> {
-        if self
-            .manager
-            .replace_if_unchanged(slot, expected, Replacement::Bytes(bytes))?
-            .is_none()
-        {
+        let stamp = FileStamp::of(bytes)?;
+        if expected == Some(stamp) {
+            // Already in place (a killed resolve or pull got that far): rotating it into the
+            // backups would only push an older save out.
+            self.write_record(slot, tag, bytes)?;
+            return Ok(Some(SlotSync::Pulled));
+        }
+        self.note_install(slot, stamp, tag)?;
+        if !self.manager.replace_if_unchanged(slot, expected, bytes)? {
             return Ok(None);
         }
-        self.write_record(&synced_name(&slot.file_name()), tag, bytes)?;
+        self.write_record(slot, tag, bytes)?;
         Ok(Some(SlotSync::Pulled))
     }
 
-    /// Uploads the local file if the remote object is as `expect` says. `None` when it is not.
+    /// Uploads the local file if the remote object is as `expect` says, and records it as
+    /// synced. `None` when the object is not.
     fn push(&self, slot: SlotId, expect: &Expect) -> Result<Option<SlotSync>> {
         let Some(local) = self.read_local(slot)? else {
             return Ok(None);
         };
-        self.upload(slot, &local.bytes, expect)
-            .map(|done| done.map(|()| SlotSync::Pushed))
-    }
-
-    /// Uploads `bytes` (a checked file of the slot) and records them as synced.
-    fn upload(&self, slot: SlotId, bytes: &[u8], expect: &Expect) -> Result<Option<()>> {
-        let Some(tag) = self.block_on(self.remote.put(slot, bytes, expect))? else {
+        self.note_upload(slot, local.stamp, None)?;
+        let Some(tag) = self.put(slot, &local.bytes, expect)? else {
             return Ok(None);
         };
-        self.write_record(&synced_name(&slot.file_name()), &tag, bytes)?;
-        Ok(Some(()))
+        self.write_record(slot, &tag, &local.bytes)?;
+        Ok(Some(SlotSync::Pushed))
+    }
+
+    /// Puts `bytes` as the slot's object if it is as `expect` says: its new tag, or `None`.
+    fn put(&self, slot: SlotId, bytes: &[u8], expect: &Expect) -> Result<Option<Tag>> {
+        self.block_on(self.remote.put(slot, bytes, expect))
     }
 
     /// Both sides changed since the last sync: the same file (an upload whose answer was lost),
-    /// a merge, or a conflict.
-    fn both_changed(&self, slot: SlotId, has_record: bool) -> Result<Option<SlotSync>> {
+    /// this device's own upload whose answer was lost (it saved again since, or it is a merge
+    /// never put in place), a merge, or a conflict.
+    fn both_changed(
+        &self,
+        slot: SlotId,
+        record: Option<&record::Preamble>,
+    ) -> Result<Option<SlotSync>> {
         let name = slot.file_name();
         let Some(local) = self.read_local(slot)? else {
             return Ok(None);
@@ -657,16 +862,40 @@ impl Inner {
             return Ok(None);
         };
         if bytes == local.bytes {
-            self.write_record(&synced_name(&name), &tag, &bytes)?;
+            self.write_record(slot, &tag, &bytes)?;
             return Ok(Some(SlotSync::Unchanged));
         }
         let (remote_header, remote_snapshot) = self.check_remote(slot, &bytes)?;
-        let ancestor = if has_record {
-            self.read_record(&synced_name(&name))?
-                .and_then(|(_, file)| self.manager.open_slot_file(slot, file).ok())
+        let remote_stamp = FileStamp::of(&bytes)?;
+        let own = record
+            .and_then(|r| r.pending)
+            .filter(|p| p.upload == remote_stamp);
+        let needs_files =
+            record.is_some_and(|r| r.stamp.is_some()) || own.is_some_and(|p| p.base.is_some());
+        let known = if needs_files {
+            self.read_synced(slot)?
         } else {
             None
         };
+        // The common ancestor: the file last synced, or, when the cloud holds this device's
+        // own upload, the local file that upload was made from.
+        let ancestor = match own {
+            Some(own) if own.base == Some(local.stamp) => {
+                // A merge uploaded and never put in place: it is the local save's successor.
+                return self.install(slot, Some(local.stamp), &bytes, &tag);
+            }
+            Some(own) if own.base.is_none() => {
+                // A push of an earlier save of this device's: the local save came after it.
+                // It is what the cloud holds, so the next round pushes the local save over it.
+                self.write_record(slot, &tag, &bytes)?;
+                return Ok(None);
+            }
+            // A merge never put in place, and the game saved since: merge that save with it,
+            // against the save the merge was made from.
+            Some(_) => known.and_then(|r| r.base),
+            None => known.filter(|r| r.preamble.stamp.is_some()).map(|r| r.file),
+        };
+        let ancestor = ancestor.and_then(|file| self.manager.open_slot_file(slot, file).ok());
         let side = |header, snapshot| Side { snapshot, header };
         let outcome = merge::merge(
             ancestor.as_ref().map(|(h, s)| side(h, s)),
@@ -680,19 +909,25 @@ impl Inner {
                 from_local,
                 from_remote,
             } => {
-                let Some(merged) = self.manager.replace_if_unchanged(
-                    slot,
-                    Some(local.stamp),
-                    Replacement::Snapshot(&snapshot),
-                )?
-                else {
+                let merged = self
+                    .manager
+                    .seal_after(slot, &snapshot, local.header.generation)?;
+                self.note_upload(slot, FileStamp::of(&merged)?, Some(&local.bytes))?;
+                let Some(new_tag) = self.put(slot, &merged, &Expect::Still(tag))? else {
+                    // Another device wrote meanwhile: the next round merges with theirs.
                     return Ok(None);
                 };
-                if self.upload(slot, &merged, &Expect::Still(tag))?.is_none() {
-                    // Another device wrote meanwhile: the merge is the local save now, and
-                    // the next round merges it with theirs.
+                // The cloud took it: now it replaces the local save, unless the game saved
+                // meanwhile. Then the record still names the merge as this device's upload,
+                // and the next round merges that save with it.
+                self.note_install(slot, FileStamp::of(&merged)?, &new_tag)?;
+                if !self
+                    .manager
+                    .replace_if_unchanged(slot, Some(local.stamp), &merged)?
+                {
                     return Ok(None);
                 }
+                self.write_record(slot, &new_tag, &merged)?;
                 Ok(Some(SlotSync::Merged(Merged {
                     slot,
                     from_local,
@@ -700,7 +935,16 @@ impl Inner {
                 })))
             }
             Outcome::Conflict { ids, reason } => {
-                self.write_record(&conflict_name(&name), &tag, &bytes)?;
+                self.put_record(
+                    &conflict_name(&name),
+                    &record::Parts {
+                        e_tag: tag.e_tag.as_deref(),
+                        version: tag.version.as_deref(),
+                        file: Some(&bytes),
+                        pending: None,
+                        pulled: None,
+                    },
+                )?;
                 Ok(Some(SlotSync::Conflict(Box::new(Conflict {
                     slot,
                     local: Version::of(&local.header),
@@ -713,15 +957,18 @@ impl Inner {
     }
 
     fn resolve(&self, slot: SlotId, keep: Keep) -> Result<SlotSync> {
+        let _one = lock(&self.syncing);
+        self.trust()?;
         let name = slot.file_name();
-        let conflict = conflict_name(&name);
-        let Some((preamble, theirs)) = self.read_record(&conflict)? else {
+        let copy = conflict_name(&name);
+        let Some(conflict) = self.read_record(&copy)? else {
             return Err(Error::SlotEmpty { slot });
         };
+        let theirs = conflict.file;
         self.check_remote(slot, &theirs)?;
         let tag = Tag {
-            e_tag: preamble.e_tag,
-            version: preamble.version,
+            e_tag: conflict.preamble.e_tag,
+            version: conflict.preamble.version,
         };
         let done = match keep {
             Keep::Remote => {
@@ -737,24 +984,23 @@ impl Inner {
             }
             Keep::Local => {
                 let local = self.read_local(slot)?.ok_or(Error::SlotEmpty { slot })?;
-                if self
-                    .upload(slot, &local.bytes, &Expect::Still(tag))?
-                    .is_none()
-                {
+                // The declined version is a backup before anything else: a resolve killed at
+                // any later point has kept it.
+                self.manager.keep_as_backup(slot, &theirs)?;
+                self.note_upload(slot, local.stamp, None)?;
+                let Some(new_tag) = self.put(slot, &local.bytes, &Expect::Still(tag))? else {
                     return Err(Error::Cloud {
                         action: "resolve",
                         object: self.remote.path(slot).to_string(),
                         source: "the cloud's save changed again since the conflict: sync first"
                             .into(),
                     });
-                }
-                self.manager.keep_as_backup(slot, &theirs)?;
+                };
+                self.write_record(slot, &new_tag, &local.bytes)?;
                 SlotSync::Pushed
             }
         };
-        self.storage()
-            .delete(&conflict)
-            .map_err(|e| Error::io(self.storage().locate(&conflict), e))?;
+        self.storage().delete(&copy).map_err(self.io(&copy))?;
         Ok(done)
     }
 }

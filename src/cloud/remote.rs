@@ -1,5 +1,6 @@
 //! The remote side: a slot's object under the player's prefix, read whole or by range, and
-//! written with conditional puts, each call retried a bounded number of times with backoff.
+//! written with conditional puts, each call retried a bounded number of times with backoff;
+//! and the probe that checks a store keeps those conditions before a sync trusts it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use object_store::{
     UpdateVersion,
 };
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, WriteCondition};
 use crate::slot::SlotId;
 
 /// What a sync knows of a remote object: its ETag and version (what a conditional put names).
@@ -236,6 +237,71 @@ impl Remote {
                 | object_store::Error::AlreadyExists { .. },
             ) => Ok(None),
             Err(e) => Err(Self::error("upload", &path, e)),
+        }
+    }
+
+    /// Checks that the store keeps the two conditions conditional puts rest on, with an
+    /// object of its own under the prefix (`savegame-probe-<random>`, never a slot's name):
+    /// it is created (`If-None-Match: *`), created again (must be refused), replaced naming
+    /// its tag (must succeed), replaced naming the first tag again, now stale (must be
+    /// refused), then deleted. Returns the condition the store let through, if any.
+    ///
+    /// Only a write that went through when it should not have counts against the store: a
+    /// lost answer or a network failure is an [`Error::Cloud`], and the next sync probes again.
+    ///
+    /// # Errors
+    /// [`Error::Cloud`] when a step fails for another reason (the network, the server, a store
+    /// without conditional puts at all).
+    pub(super) async fn probe(&self) -> Result<Option<WriteCondition>> {
+        use std::hash::BuildHasher;
+        let nonce = std::hash::RandomState::new()
+            .hash_one((std::process::id(), std::time::SystemTime::now()));
+        let path = self
+            .prefix
+            .clone()
+            .join(format!("savegame-probe-{nonce:016x}").as_str());
+        let outcome = self.probe_at(&path).await;
+        // The probe object is litter either way; a failure to remove it costs nothing (it is
+        // no slot's name, and a sync skips it).
+        let _ = self.retry(|| self.store.delete(&path)).await;
+        outcome
+    }
+
+    async fn probe_at(&self, path: &Path) -> Result<Option<WriteCondition>> {
+        let failed = |e| Self::error("probe", path, e);
+        let put = |body: &'static [u8], mode: PutMode| {
+            let options = PutOptions {
+                mode,
+                ..PutOptions::default()
+            };
+            self.retry(move || {
+                self.store
+                    .put_opts(path, PutPayload::from_static(body), options.clone())
+            })
+        };
+        let update = |tag: &object_store::PutResult| {
+            PutMode::Update(UpdateVersion {
+                e_tag: tag.e_tag.clone(),
+                version: tag.version.clone(),
+            })
+        };
+        // Each body differs from the others, so each version has a tag of its own (S3's ETag
+        // of a small object is its MD5).
+        let first = put(b"savegame probe 1", PutMode::Create)
+            .await
+            .map_err(failed)?;
+        match put(b"savegame probe 2", PutMode::Create).await {
+            Ok(_) => return Ok(Some(WriteCondition::CreateIfAbsent)),
+            Err(object_store::Error::AlreadyExists { .. }) => {}
+            Err(e) => return Err(failed(e)),
+        }
+        put(b"savegame probe 3", update(&first))
+            .await
+            .map_err(failed)?;
+        match put(b"savegame probe 4", update(&first)).await {
+            Ok(_) => Ok(Some(WriteCondition::ReplaceIfMatch)),
+            Err(object_store::Error::Precondition { .. }) => Ok(None),
+            Err(e) => Err(failed(e)),
         }
     }
 }

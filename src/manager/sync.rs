@@ -1,6 +1,7 @@
 //! What a cloud sync (`crate::cloud`, feature `cloud`) needs of the manager, and nothing more:
-//! the checks every file of a slot passes, and replacing a slot's primary file under the slot's
-//! lock only if it still holds what the sync read. Built on the manager's own pieces (the
+//! the checks every file of a slot passes, sealing a merge as the slot's next save without
+//! writing it, and replacing a slot's primary file under the slot's lock only if it still holds
+//! what the sync read. Built on the manager's own pieces (the
 //! lock, the backup rotation, the journals), so a file a sync installs is kept, backed up and
 //! loaded exactly like one the game saved.
 
@@ -48,14 +49,6 @@ fn trailing_crc(bytes: &[u8]) -> u32 {
     u32::from_le_bytes(crc)
 }
 
-/// What replaces a slot's primary file in [`SaveLoadManager::replace_if_unchanged`].
-pub(crate) enum Replacement<'a> {
-    /// These bytes, verbatim (a file pulled from the cloud, already checked).
-    Bytes(&'a [u8]),
-    /// A new save of this snapshot (a merge), sealed as the manager seals every save.
-    Snapshot(&'a Snapshot),
-}
-
 impl SaveLoadManager {
     /// The largest file the manager reads or writes.
     pub(crate) fn max_file_size(&self) -> u64 {
@@ -74,15 +67,54 @@ impl SaveLoadManager {
         Ok((header, snapshot))
     }
 
+    /// Seals `snapshot` as the save of `slot` that follows the file of generation `after`,
+    /// exactly as [`save`](Self::save) seals one (the manager's schema version, key and
+    /// protection, compression), without writing it: a merge is uploaded first, and put in
+    /// place with [`replace_if_unchanged`](Self::replace_if_unchanged) only once the cloud took
+    /// it.
+    ///
+    /// # Errors
+    /// As for sealing a save; [`Error::TooLarge`] for a file over the manager's size limit.
+    pub(crate) fn seal_after(
+        &self,
+        slot: SlotId,
+        snapshot: &Snapshot,
+        after: u64,
+    ) -> Result<Vec<u8>> {
+        let files = &self.engine.files;
+        let name = slot.file_name();
+        // Deltas name their base by generation: never reuse the generation of leftover ones.
+        let leftover = self.engine.journals.generation(files, &name);
+        let bytes = snapshot.seal_file_with(
+            slot,
+            files.schema_version,
+            after.max(leftover).saturating_add(1),
+            format::now(),
+            files.seal_with(0),
+        )?;
+        if bytes.len() as u64 > files.max_file_size {
+            return Err(Error::TooLarge {
+                path: files.storage.locate(&name),
+                size: bytes.len() as u64,
+                limit: files.max_file_size,
+            });
+        }
+        Ok(bytes)
+    }
+
     /// The stamp of `slot`'s primary file now, `None` when it has none, from its header and its
     /// last four bytes.
     pub(crate) fn primary_stamp(&self, slot: SlotId) -> Result<Option<FileStamp>> {
+        self.stamp_of(&slot.file_name())
+    }
+
+    /// The stamp of the file `name` of a slot, `None` when there is none.
+    fn stamp_of(&self, name: &str) -> Result<Option<FileStamp>> {
         let files = &self.engine.files;
-        let name = slot.file_name();
-        let Some((header, len)) = files.read_header(&name)? else {
+        let Some((header, len)) = files.read_header(name)? else {
             return Ok(None);
         };
-        let tail = files.read_at(&name, len.saturating_sub(CRC_LEN as u64), CRC_LEN)?;
+        let tail = files.read_at(name, len.saturating_sub(CRC_LEN as u64), CRC_LEN)?;
         let crc = tail.map_or(0, |t| trailing_crc(&t.bytes));
         Ok(Some(FileStamp {
             len,
@@ -91,12 +123,13 @@ impl SaveLoadManager {
         }))
     }
 
-    /// Replaces `slot`'s primary file with `with`, under the slot's lock, if the slot still
-    /// holds the file stamped `expected` (`None`: no primary file) and has no incremental saves
-    /// on top of it. The file replaced becomes the first backup (at least one is kept, whatever
-    /// the manager's backup count, so a pulled or merged save never pushes the player's own out
-    /// unseen). Returns the bytes now in place, or `None` when the slot changed since it was
-    /// read (the game saved meanwhile): then nothing was written.
+    /// Replaces `slot`'s primary file with `bytes` (a whole file of the slot, checked or sealed
+    /// by [`seal_after`](Self::seal_after)), under the slot's lock, if the slot still holds the
+    /// file stamped `expected` (`None`: no primary file) and has no incremental saves on top of
+    /// it. The file replaced becomes the first backup (at least one is kept, whatever the
+    /// manager's backup count, so a pulled or merged save never pushes the player's own out
+    /// unseen). Returns whether it did: `false` when the slot changed since it was read (the
+    /// game saved meanwhile), and then nothing was written.
     ///
     /// # Errors
     /// As for [`save`](Self::save).
@@ -104,39 +137,30 @@ impl SaveLoadManager {
         &self,
         slot: SlotId,
         expected: Option<FileStamp>,
-        with: Replacement<'_>,
-    ) -> Result<Option<Vec<u8>>> {
+        bytes: &[u8],
+    ) -> Result<bool> {
         let files = &self.engine.files;
         let name = slot.file_name();
         self.worker.wait_for(slot);
         let _lock = lock_slot(files, &name)?;
         if has_deltas(&files.list()?, slot) || self.primary_stamp(slot)? != expected {
-            return Ok(None);
+            return Ok(false);
         }
-        match with {
-            Replacement::Bytes(bytes) => {
-                let keep = if expected.is_some() {
-                    self.engine.backups.max(1)
-                } else {
-                    0
-                };
-                put_keeping_backups(files.storage.as_ref(), &name, bytes, keep)
-                    .map_err(|e| files.error(&name, e))?;
-                self.engine.journals.clear(files, &name);
-                Ok(Some(bytes.to_vec()))
-            }
-            Replacement::Snapshot(snapshot) => {
-                self.engine.save_locked(slot, snapshot)?;
-                files.read(&name)?.map(Some).ok_or_else(|| {
-                    Error::malformed("the merged save vanished after it was written")
-                })
-            }
-        }
+        let keep = if expected.is_some() {
+            self.engine.backups.max(1)
+        } else {
+            0
+        };
+        put_keeping_backups(files.storage.as_ref(), &name, bytes, keep)
+            .map_err(|e| files.error(&name, e))?;
+        self.engine.journals.clear(files, &name);
+        Ok(true)
     }
 
     /// Keeps `bytes` (a whole file of `slot`, checked) as the slot's newest backup, the older
     /// backups moved down one (at least one is kept): how the version a player did not pick in
-    /// a conflict stays on the device.
+    /// a conflict stays on the device. Nothing is written when the primary file or a backup
+    /// already is that file (a resolve that runs again after a kill keeps one copy of it).
     ///
     /// # Errors
     /// The storage's error ([`Error::Io`]).
@@ -147,6 +171,12 @@ impl SaveLoadManager {
         let keep = self.engine.backups.max(1);
         let storage = files.storage.as_ref();
         let present = backups_of(&files.list()?, slot);
+        let stamp = Some(FileStamp::of(bytes)?);
+        // A file that cannot be read is no copy of it.
+        let holds = |name: &str| self.stamp_of(name).ok().flatten() == stamp;
+        if holds(&name) || present.iter().any(|i| holds(&backup_name(&name, *i))) {
+            return Ok(());
+        }
         for i in (1..keep).rev() {
             if present.contains(&i) {
                 storage

@@ -1,7 +1,7 @@
 //! The helpers savegame's own integration tests, CLI tests and benchmarks share, each written
 //! once: the example game's model, CRC fix-ups for edited files, the test keys, the repository's
-//! paths, a counting global allocator, and a real S3-compatible server (`s3s-fs`) with a
-//! fault-injecting TCP proxy for the cloud tests. A dev-dependency only; never published.
+//! paths, a counting global allocator, and a real S3-compatible server (moto's) with a
+//! fault-injecting HTTP proxy for the cloud tests. A dev-dependency only; never published.
 
 pub mod alloc;
 pub mod s3;

@@ -824,18 +824,23 @@ impl savegame::storage::Storage for Gated {
     }
 }
 
+/// A recorder of 64-byte chunks into `name` in `gated`, with a writer thread or without.
+fn gated_recorder(gated: &std::sync::Arc<Gated>, name: &str, threaded: bool) -> Recorder<Input> {
+    Recorder::builder()
+        .key(key())
+        .chunk_size(64)
+        .keyframe_every(0)
+        .writer_thread(threaded)
+        .create_in(gated.clone(), name)
+        .unwrap()
+}
+
 /// How many frames of the scripted match a recorder of 64-byte chunks takes to fill its first
 /// chunk: recorded with appends on the game thread, where the frame that fills it appends it.
 fn frames_to_fill_a_64_byte_chunk() -> u64 {
     let tmp = tempfile::tempdir().unwrap();
     let counted = Gated::new(tmp.path());
-    let mut recorder = Recorder::builder()
-        .key(key())
-        .chunk_size(64)
-        .keyframe_every(0)
-        .writer_thread(false)
-        .create_in(counted.clone(), "probe.replay")
-        .unwrap();
+    let mut recorder = gated_recorder(&counted, "probe.replay", false);
     let created = counted.appended();
     let mut sim = Sim::new(SEED, 4);
     let mut frames = 0;
@@ -851,12 +856,7 @@ fn frames_to_fill_a_64_byte_chunk() -> u64 {
 fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
     let tmp = tempfile::tempdir().unwrap();
     let gated = Gated::new(tmp.path());
-    let mut recorder = Recorder::builder()
-        .key(key())
-        .chunk_size(64)
-        .keyframe_every(0)
-        .create_in(gated.clone(), "gated.replay")
-        .unwrap();
+    let mut recorder = gated_recorder(&gated, "gated.replay", true);
     assert_eq!(recorder.durable_frames(), 0);
 
     // The disk stops answering: frames go on until one fills a chunk, and the writer thread
@@ -908,12 +908,7 @@ fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
 fn a_failed_append_on_the_writer_thread_is_reported_and_stops_the_recorder() {
     let tmp = tempfile::tempdir().unwrap();
     let gated = Gated::new(tmp.path());
-    let mut recorder = Recorder::builder()
-        .key(key())
-        .chunk_size(64)
-        .keyframe_every(0)
-        .create_in(gated.clone(), "full.replay")
-        .unwrap();
+    let mut recorder = gated_recorder(&gated, "full.replay", true);
     let mut sim = Sim::new(SEED, 4);
     for frame in 0..40 {
         sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();

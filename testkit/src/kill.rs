@@ -13,12 +13,12 @@
 //! # On a slow machine
 //! A kill a random while after the child *started* proves little when the machine is busy:
 //! the child may not have written anything yet, and under other builds as few as a fifth of
-//! such kills came after a first write. So in three rounds of four the random
-//! delay starts at the child's first commit, which the loop waits for: those kills land in the
-//! middle of the child's writing however slow the machine, and the tests' checks that half
-//! the kills came after a commit hold. Rounds 0, 4, 8, … (when there are two rounds or more)
-//! start the delay when the child is ready, as a kill in a process's start and its first write
-//! (in round 0, the first write into an empty folder) must be survived too.
+//! such kills came after a first write. So in three rounds of four the random delay starts at
+//! the child's first commit, which the loop waits for: those kills land in the middle of the
+//! child's writing however slow the machine, and the tests' checks that half the kills came
+//! after a commit hold. Rounds 0, 4, 8, … (when there are two rounds or more) start the delay
+//! when the child is ready, as a kill in a process's start and its first write (in round 0,
+//! the first write into an empty folder) must be survived too.
 //!
 //! Every wait is for a line from the child, bounded by [`wait::bound`](crate::wait::bound); a
 //! child that exits by itself (a failed save panics in it) fails the test with its stderr.

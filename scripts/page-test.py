@@ -8,7 +8,9 @@ It checks text, never pixels.
     scripts/page-test.py DIR SCREENSHOT.png
 
 DIR is the page built by scripts/web-demo.sh. Needs python3 (stdlib only), chromium and
-chromedriver (CHROMIUM, CHROMEDRIVER to point elsewhere).
+chromedriver (CHROMIUM, CHROMEDRIVER to point elsewhere). Each wait (for chromedriver to
+answer, for the page's verdict) is for the thing itself, bounded by SAVEGAME_TEST_WAIT_SECS
+(default 120), as the Rust tests' waits are.
 """
 
 import base64
@@ -28,6 +30,7 @@ import urllib.request
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
+WAIT_SECS = float(os.environ.get("SAVEGAME_TEST_WAIT_SECS") or 120)
 
 
 def free_port():
@@ -67,11 +70,14 @@ def main():
     profile = tempfile.mkdtemp(prefix="savegame-page-")
     session = None
     try:
-        for _ in range(100):
+        deadline = time.time() + WAIT_SECS
+        while True:
             try:
                 call(base, "GET", "/status", timeout=2)
                 break
             except OSError:
+                if time.time() > deadline:
+                    raise
                 time.sleep(0.1)
         caps = {"capabilities": {"alwaysMatch": {"goog:loggingPrefs": {"browser": "ALL"},
                                                  "goog:chromeOptions": {
@@ -80,7 +86,7 @@ def main():
                      "--disable-quic", "--no-first-run", "--disable-background-networking",
                      "--disable-component-update", "--disable-sync",
                      "--window-size=1000,700", f"--user-data-dir={profile}"]}}}}
-        session = call(base, "POST", "/session", caps, timeout=60)["sessionId"]
+        session = call(base, "POST", "/session", caps, timeout=WAIT_SECS)["sessionId"]
         s = f"/session/{session}"
         call(base, "POST", s + "/url", {"url": page})
 
@@ -91,7 +97,7 @@ def main():
                 return f"(the page could not be read: {e})"
 
         verdict = None
-        deadline = time.time() + 60
+        deadline = time.time() + WAIT_SECS
         while time.time() < deadline:
             verdict = js("return (document.body && document.body.dataset.script) || null;")
             if verdict:

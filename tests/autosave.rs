@@ -4,18 +4,17 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::{dir_manager, key};
 use savegame::{SaveLoadManager, SaveStatus, SlotId};
+use savegame_testkit::wait;
 
 fn autosave(manager: &SaveLoadManager, turn: u32) -> SlotId {
     let mut snapshot = manager.snapshot().with_label(format!("turn {turn}"));
     snapshot.capture_memento("turn", &turn).unwrap();
-    let slot = manager.autosave(&snapshot).unwrap().slot;
+    let report = manager.autosave(&snapshot).unwrap();
     // Saved-at has millisecond precision: keep the rotation's order unambiguous.
-    std::thread::sleep(Duration::from_millis(3));
-    slot
+    wait::clock_past(report.saved_at);
+    report.slot
 }
 
 fn turn_in(manager: &SaveLoadManager, slot: SlotId) -> u32 {

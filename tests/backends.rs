@@ -14,6 +14,7 @@ use savegame::migrate::Migrations;
 use savegame::slot::{SlotFile, backup_name, delta_name, journal_name, pre_migration_name};
 use savegame::storage::{FsStorage, MemoryStorage, Storage, StoredFile, too_large};
 use savegame::{Error, SaveLoadManager, SlotId};
+use savegame_testkit::wait;
 
 const SLOT: SlotId = SlotId::Numbered(1);
 const ENTITIES: usize = 30;
@@ -423,7 +424,7 @@ fn autosaves_rotate_through_their_slots_oldest_first() {
                 .unwrap();
             written.push(report.slot);
             // Saved-at times order the rotation; make them distinct.
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            wait::clock_past(report.saved_at);
         }
         let (a1, a2) = (SlotId::Autosave(1), SlotId::Autosave(2));
         assert_eq!(written, [a1, a2, a1, a2, a1], "{b}");

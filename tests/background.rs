@@ -11,6 +11,7 @@ use std::thread::ThreadId;
 use common::{dir_manager, expected_game, game_snapshot, restore_game};
 use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
 use savegame::{Error, Originator, SaveLoadManager, SaveStatus, SlotId};
+use savegame_testkit::wait;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 const A: SlotId = SlotId::Numbered(1);
@@ -154,9 +155,7 @@ fn a_whole_game_saved_in_the_background_loads_in_a_new_manager() {
         let manager = dir_manager(dir.path());
         let handle = manager.save_in_background(A, game_snapshot(&manager, 7, 2_000));
         // Polling never blocks; eventually the save is written.
-        while !handle.is_finished() {
-            std::thread::yield_now();
-        }
+        wait::until("the background save to finish", || handle.is_finished());
         assert_eq!(handle.status(), SaveStatus::Saved);
         handle.wait().unwrap();
     }

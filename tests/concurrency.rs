@@ -12,8 +12,10 @@
 //! any kind, read every published counter before each load, and check that the load holds each
 //! of them or a newer one.
 //!
-//! The race of compactions runs for 3 seconds by default; set `SAVEGAME_RACE_SECS` for a
-//! longer run. The race of recycled files runs 100,000 loads, however long they take.
+//! The race of compactions runs for 3 seconds by default, and on a slow machine for as long as
+//! the threads take to make more than 50 saves and the loaders 10 loads; set
+//! `SAVEGAME_RACE_SECS` for a longer run. The race of recycled files runs 100,000 loads,
+//! however long they take.
 
 mod common;
 
@@ -87,14 +89,21 @@ fn save_counter(manager: &SaveLoadManager, dir: &Path, writer: usize, counter: u
     }
 }
 
-/// A writer's loop: save the next counter until `until`, publishing each after it returned.
-fn write_until(dir: &Path, writer: usize, until: Instant, publish: impl Fn(u64)) -> u64 {
+/// A writer's loop: save the next counter until `until`, and after it while `more()` holds
+/// (so that enough happens on a slow machine), publishing each after it returned.
+fn write_until(
+    dir: &Path,
+    writer: usize,
+    until: Instant,
+    more: impl Fn() -> bool,
+    publish: impl Fn(u64),
+) -> u64 {
     write_while(
         &manager(dir),
         dir,
         writer,
         8,
-        || Instant::now() < until,
+        || Instant::now() < until || more(),
         publish,
     )
 }
@@ -161,7 +170,13 @@ fn a_load_during_a_compaction_never_returns_a_state_older_than_a_returned_save()
         let dir = PathBuf::from(dir);
         let writer: usize = writer.parse().unwrap();
         let until = Instant::now() + Duration::from_secs_f64(secs.parse().unwrap());
-        write_until(&dir, writer, until, |c| publish_to_file(&dir, writer, c));
+        write_until(
+            &dir,
+            writer,
+            until,
+            || false,
+            |c| publish_to_file(&dir, writer, c),
+        );
         return;
     }
     let secs: f64 = std::env::var("SAVEGAME_RACE_SECS")
@@ -194,9 +209,22 @@ fn a_load_during_a_compaction_never_returns_a_state_older_than_a_returned_save()
         .map(|writer| {
             let (dir, published) = (dir.clone(), Arc::clone(&published));
             std::thread::spawn(move || {
-                write_until(&dir, writer, until, |c| {
-                    published[writer].store(c, Ordering::SeqCst);
-                })
+                // The threads go on past the time until they alone made more than 50 saves:
+                // the check of "too little happened" below holds on a machine of any speed.
+                let thread_saves = || -> u64 {
+                    (0..THREAD_WRITERS)
+                        .map(|w| published[w].load(Ordering::SeqCst))
+                        .sum()
+                };
+                write_until(
+                    &dir,
+                    writer,
+                    until,
+                    || thread_saves() <= 50,
+                    |c| {
+                        published[writer].store(c, Ordering::SeqCst);
+                    },
+                )
             })
         })
         .collect();
@@ -208,7 +236,8 @@ fn a_load_during_a_compaction_never_returns_a_state_older_than_a_returned_save()
             std::thread::spawn(move || {
                 let manager = manager(&dir);
                 let (mut loads, mut stale) = (0u64, Vec::new());
-                while !done.load(Ordering::SeqCst) {
+                // At least 6 loads each, however slow the machine: more than 10 in all.
+                while !done.load(Ordering::SeqCst) || loads < 6 {
                     // Every counter whose save returned before this load began.
                     let expected: Vec<u64> = (0..WRITERS)
                         .map(|w| match w < THREAD_WRITERS {

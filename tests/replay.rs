@@ -18,7 +18,7 @@ use savegame::replay::{
     Desync, INPUT_ID, OnDesync, Player, Recorder, ReplayHeader, ReplayStatus, Replayable,
 };
 use savegame::{Codec, Error, Key, Originator, SaveState, Snapshot};
-use savegame_testkit::sim;
+use savegame_testkit::{sim, wait};
 use serde::{Deserialize, Serialize};
 use sim::{Input, Sim, SimRng, scripted_input};
 
@@ -763,6 +763,8 @@ struct Gated {
     opened: std::sync::Condvar,
     /// Appends waiting at the closed gate.
     waiting: std::sync::atomic::AtomicUsize,
+    /// Appends made.
+    appended: std::sync::atomic::AtomicUsize,
     fail: std::sync::atomic::AtomicBool,
 }
 
@@ -773,6 +775,7 @@ impl Gated {
             open: std::sync::Mutex::new(true),
             opened: std::sync::Condvar::new(),
             waiting: std::sync::atomic::AtomicUsize::new(0),
+            appended: std::sync::atomic::AtomicUsize::new(0),
             fail: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -784,6 +787,10 @@ impl Gated {
 
     fn waiting(&self) -> usize {
         self.waiting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn appended(&self) -> usize {
+        self.appended.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -818,35 +825,63 @@ impl savegame::storage::Storage for Gated {
                 "the test's disk is full",
             ));
         }
-        self.inner.append(name, bytes)
+        self.inner.append(name, bytes)?;
+        self.appended.fetch_add(1, SeqCst);
+        Ok(())
     }
+}
+
+/// A recorder of 64-byte chunks into `name` in `gated`, with a writer thread or without.
+fn gated_recorder(gated: &std::sync::Arc<Gated>, name: &str, threaded: bool) -> Recorder<Input> {
+    Recorder::builder()
+        .key(key())
+        .chunk_size(64)
+        .keyframe_every(0)
+        .writer_thread(threaded)
+        .create_in(gated.clone(), name)
+        .unwrap()
+}
+
+/// How many frames of the scripted match a recorder of 64-byte chunks takes to fill its first
+/// chunk: recorded with appends on the game thread, where the frame that fills it appends it.
+fn frames_to_fill_a_64_byte_chunk() -> u64 {
+    let tmp = tempfile::tempdir().unwrap();
+    let counted = Gated::new(tmp.path());
+    let mut recorder = gated_recorder(&counted, "probe.replay", false);
+    let created = counted.appended();
+    let mut sim = Sim::new(SEED, 4);
+    let mut frames = 0;
+    while counted.appended() == created {
+        assert!(frames < 10_000, "no chunk was filled in {frames} frames");
+        sim::record_frame(&mut recorder, &mut sim, SEED, frames).unwrap();
+        frames += 1;
+    }
+    frames
 }
 
 #[test]
 fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
     let tmp = tempfile::tempdir().unwrap();
     let gated = Gated::new(tmp.path());
-    let mut recorder = Recorder::builder()
-        .key(key())
-        .chunk_size(64)
-        .keyframe_every(0)
-        .create_in(gated.clone(), "gated.replay")
-        .unwrap();
+    let mut recorder = gated_recorder(&gated, "gated.replay", true);
     assert_eq!(recorder.durable_frames(), 0);
 
-    // The disk stops answering: frames go on until one fills a chunk and the writer thread
+    // The disk stops answering: frames go on until one fills a chunk, and the writer thread
     // is stuck appending it. Every frame() returned meanwhile: none waited for the append.
+    // No frame more: by the third chunk the game thread would wait for the writer, which
+    // waits at the gate (the bound on memory the recorder keeps).
+    let fills = frames_to_fill_a_64_byte_chunk();
     gated.set_open(false);
     let mut sim = Sim::new(SEED, 4);
     let mut frame = 0;
-    while gated.waiting() == 0 && frame < 10_000 {
+    while frame < fills {
         sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
         frame += 1;
-        if gated.waiting() == 0 {
-            // Give the thread a moment to pick a hand-over up.
-            std::thread::sleep(Duration::from_micros(50));
-        }
     }
+    wait::until(
+        "the writer thread to take the chunk to the closed gate",
+        || gated.waiting() > 0,
+    );
     assert_eq!(
         gated.waiting(),
         1,
@@ -880,12 +915,7 @@ fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
 fn a_failed_append_on_the_writer_thread_is_reported_and_stops_the_recorder() {
     let tmp = tempfile::tempdir().unwrap();
     let gated = Gated::new(tmp.path());
-    let mut recorder = Recorder::builder()
-        .key(key())
-        .chunk_size(64)
-        .keyframe_every(0)
-        .create_in(gated.clone(), "full.replay")
-        .unwrap();
+    let mut recorder = gated_recorder(&gated, "full.replay", true);
     let mut sim = Sim::new(SEED, 4);
     for frame in 0..40 {
         sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();

@@ -7,21 +7,19 @@
 //!   states of a straight run, and is complete only once the end chunk was written.
 //! - I/O faults (a full disk, a failing device) stop the recorder with a typed error; what was
 //!   written before plays.
-//! - Real processes killed with SIGKILL while recording (as `tests/kill.rs` does for saves).
+//! - Real processes killed with SIGKILL while recording, by the loop `tests/kill.rs` uses for
+//!   saves (`savegame_testkit::kill`).
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{SIM_DIR, key, rerun_self};
+use common::{SIM_DIR, key};
 use savegame::replay::{Player, Recorder, ReplayHeader, ReplayStatus};
 use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
 use savegame::{Error, Key};
+use savegame_testkit::kill::{self, KillLoop};
 use savegame_testkit::sim;
 use sim::{Input, Sim, scripted_input};
 
@@ -243,63 +241,17 @@ fn record_until_killed(dir: &Path) -> ! {
         .chunk_size(1_024)
         .create(dir.join(NAME))
         .unwrap();
-    println!("READY");
+    kill::report_ready(0);
     let mut sim = Sim::new(SEED, KILL_BODIES);
     let mut reported = 0;
     for frame in 0.. {
         sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
         if recorder.durable_frames() > reported {
             reported = recorder.durable_frames();
-            println!("DURABLE {reported}");
+            kill::report_committed(reported);
         }
     }
     unreachable!("the recording never ends")
-}
-
-/// A child process recording until it is killed, and the most frames it reported durable.
-struct Child {
-    process: std::process::Child,
-    durable: Arc<AtomicU64>,
-    reader: std::thread::JoinHandle<()>,
-}
-
-impl Child {
-    /// Starts a child, and waits until it has created its replay.
-    fn start(dir: &str) -> Self {
-        let mut process = rerun_self(KILL_TEST, &[(KILL_DIR, dir)])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(process.stdout.take().unwrap()).lines();
-        let ready = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .any(|line| line.contains("READY"));
-        assert!(ready, "the child did not start");
-        let durable = Arc::new(AtomicU64::new(0));
-        let reported = Arc::clone(&durable);
-        let reader = std::thread::spawn(move || {
-            for line in lines.map_while(Result::ok) {
-                if let Some(n) = line.strip_prefix("DURABLE ").and_then(|n| n.parse().ok()) {
-                    reported.fetch_max(n, Ordering::SeqCst);
-                }
-            }
-        });
-        Child {
-            process,
-            durable,
-            reader,
-        }
-    }
-
-    /// Kills the child with SIGKILL; returns the most frames it reported durable.
-    fn kill(mut self) -> u64 {
-        self.process.kill().unwrap();
-        self.process.wait().unwrap();
-        self.reader.join().unwrap();
-        self.durable.load(Ordering::SeqCst)
-    }
 }
 
 /// Opens the replay the killed child left, and plays it through.
@@ -330,31 +282,26 @@ fn sigkill_while_recording_leaves_a_playable_replay() {
     if let Ok(dir) = std::env::var(KILL_DIR) {
         record_until_killed(Path::new(&dir));
     }
-    let rounds: usize = std::env::var("SAVEGAME_KILL_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(24);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
-    let mut rng = sim::SimRng::new(0xC0FFEE);
+    let kills = KillLoop::new(KILL_TEST, &[(KILL_DIR, dir)])
+        .rounds(kill::rounds_from_env(24))
+        .max_delay(Duration::from_millis(60))
+        .seed(0xC0FFEE);
+    let rounds = kills.round_count();
     let mut kills_mid_recording = 0;
     let mut most = 0;
-    let started = Instant::now();
-    for _ in 0..rounds {
-        let child = Child::start(dir);
-        std::thread::sleep(Duration::from_micros(rng.below(60_000) as u64));
-        let durable = child.kill();
+    let summary = kills.run(|round| {
+        // Each child starts a new recording: what it made durable is its own.
+        let durable = round.committed.unwrap_or(0);
         if durable > 0 {
             kills_mid_recording += 1;
         }
         most = most.max(check_killed(Path::new(dir), durable, &key()));
-    }
+    });
     assert!(
         kills_mid_recording * 2 >= rounds,
         "only {kills_mid_recording} of {rounds} kills came after a chunk was written"
     );
-    eprintln!(
-        "{rounds} kills, up to {most} frames recorded before one, {:?}",
-        started.elapsed()
-    );
+    eprintln!("{summary}, up to {most} frames recorded before one");
 }

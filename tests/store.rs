@@ -3,17 +3,15 @@
 
 mod common;
 
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::mpsc;
 use std::time::Duration;
 
-use common::game::Rng;
-use common::{SIM_DIR, dir_manager, key, rerun_self};
+use common::{SIM_DIR, dir_manager, key};
 use savegame::migrate::Migrations;
 use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
 use savegame::{Error, SaveLoadManager, SlotId, StoreOptions};
+use savegame_testkit::kill::{self, KillLoop};
 
 fn sim_manager(fs: &SimFs) -> SaveLoadManager {
     SaveLoadManager::builder()
@@ -213,49 +211,28 @@ fn sigkill_at_random_moments_never_loses_a_committed_value() {
         let dir = PathBuf::from(dir);
         let store = dir_manager(&dir).store().unwrap();
         let mut counter = stored_counter(&dir);
-        println!("READY {counter}");
+        kill::report_ready(counter);
         loop {
             counter += 1;
             store.set("counter", &counter).unwrap();
-            println!("COMMITTED {counter}");
+            kill::report_committed(counter);
         }
     }
-    let rounds: usize = std::env::var("SAVEGAME_KILL_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_str().unwrap();
-    let mut rng = Rng::new(0x5E77);
+    let kills = KillLoop::new(KILL_TEST, &[(CHILD_DIR, dir)])
+        .rounds(kill::rounds_from_env(100))
+        .max_delay(Duration::from_millis(80))
+        .seed(0x5E77);
+    let rounds = kills.round_count();
     let mut committed = 0u64;
     let mut kills_mid_run = 0;
-    for round in 0..rounds {
-        let mut child = rerun_self(KILL_TEST, &[(CHILD_DIR, dir)])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let ready = rx.iter().find(|l| l.contains("READY ")).expect("starts");
-        let resumed: u64 = ready.rsplit(' ').next().unwrap().parse().unwrap();
+    let summary = kills.run(|round| {
+        let resumed = round.resumed;
         assert!(resumed >= committed, "resumed at {resumed} < {committed}");
-        std::thread::sleep(Duration::from_micros(rng.below(80_000)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
         let before = committed;
-        for line in rx.try_iter() {
-            if let Some(n) = line.split("COMMITTED ").nth(1) {
-                committed = committed.max(n.trim().parse().unwrap());
-            }
+        if let Some(n) = round.committed {
+            committed = committed.max(n);
         }
         if committed > before {
             kills_mid_run += 1;
@@ -263,11 +240,13 @@ fn sigkill_at_random_moments_never_loses_a_committed_value() {
         let on_disk = stored_counter(Path::new(dir));
         assert!(
             on_disk >= committed,
-            "round {round}: the store holds {on_disk}, but {committed} was committed"
+            "round {}: the store holds {on_disk}, but {committed} was committed",
+            round.number
         );
-    }
+    });
     assert!(
         kills_mid_run * 2 >= rounds,
         "only {kills_mid_run} of {rounds} kills came after a change"
     );
+    eprintln!("{summary}, {committed} values committed");
 }

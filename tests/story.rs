@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use common::{expected_game, game_snapshot, key, rerun_self, restore_game};
 use savegame::{Codec, SaveLoadManager, SlotId, SlotStatus};
+use savegame_testkit::wait;
 
 const SEED: u64 = 3;
 const ENTITIES: usize = 500;
@@ -89,7 +90,9 @@ fn story(test_name: &str, setup: Setup) {
         stdout
     };
 
+    let before_save = wait::now_millis();
     let saved = run("save");
+    let after_save = std::time::SystemTime::now();
     let path = PathBuf::from(
         saved
             .lines()
@@ -119,11 +122,12 @@ fn story(test_name: &str, setup: Setup) {
     assert_eq!(info.app_version(), Some("2.1.0"));
     assert_eq!(info.schema_version(), Some(1));
     assert_eq!(info.file_size, std::fs::metadata(&path).unwrap().len());
+    // Stamped while the save child ran, to the millisecond.
     let saved_at = info.saved_at().unwrap();
-    let age = std::time::SystemTime::now()
-        .duration_since(saved_at)
-        .unwrap();
-    assert!(age < Duration::from_secs(600), "saved-at is {age:?} ago");
+    assert!(
+        before_save <= saved_at && saved_at <= after_save,
+        "saved-at {saved_at:?} is not between {before_save:?} and {after_save:?}"
+    );
     let header = info.header.as_ref().unwrap();
     assert_eq!(header.metadata.user["difficulty"], "hard");
     assert_eq!(header.encrypted, setup.encrypted);

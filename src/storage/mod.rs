@@ -517,6 +517,10 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
 pub struct LockTable {
     held: Mutex<HashSet<String>>,
     released: Condvar,
+    /// Callers of `lock` that found the name held and wait (for the unit test that checks
+    /// they do, without guessing how long a thread takes to get there).
+    #[cfg(test)]
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 impl LockTable {
@@ -525,10 +529,16 @@ impl LockTable {
     pub fn lock(self: &Arc<Self>, name: &str) -> StorageLock {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         while held.contains(name) {
+            #[cfg(test)]
+            self.waiting
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             held = self
                 .released
                 .wait(held)
                 .unwrap_or_else(PoisonError::into_inner);
+            #[cfg(test)]
+            self.waiting
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         }
         held.insert(name.to_owned());
         StorageLock::new(LockTableGuard {
@@ -573,7 +583,12 @@ mod tests {
                 acquired.store(true, Ordering::SeqCst);
             })
         };
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        // Evidence, not a guessed while: the thread found "a" held and waits (the counter is
+        // raised under the table's mutex, which the wait gives up, so the release below comes
+        // once the thread waits). A lock that does not exclude lets the thread finish instead.
+        while table.waiting.load(Ordering::SeqCst) == 0 && !thread.is_finished() {
+            std::thread::yield_now();
+        }
         assert!(!acquired.load(Ordering::SeqCst));
         drop(first);
         thread.join().unwrap();

@@ -1,10 +1,13 @@
 //! The helpers savegame's own integration tests, CLI tests and benchmarks share, each written
 //! once: the example game's model, CRC fix-ups for edited files, the test keys, the repository's
-//! paths, a counting global allocator, and a real S3-compatible server (moto's) with a
-//! fault-injecting HTTP proxy for the cloud tests. A dev-dependency only; never published.
+//! paths, a counting global allocator, a real S3-compatible server (moto's) with a
+//! fault-injecting HTTP proxy for the cloud tests, the SIGKILL loop of the kill tests, and
+//! waits for evidence (never for a guessed while). A dev-dependency only; never published.
 
 pub mod alloc;
+pub mod kill;
 pub mod s3;
+pub mod wait;
 
 // The example game's shared modules. The published examples include them with `#[path]`
 // themselves (they cannot depend on this crate); every test and bench uses these.
@@ -36,6 +39,18 @@ pub fn key() -> Key {
 /// A path in the repository (relative to the workspace root).
 pub fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+/// Runs this same test binary again as a child process, for the single test `test_name`, with
+/// `env` set: how a test checks what happens in a new process.
+pub fn rerun_self(test_name: &str, env: &[(&str, &str)]) -> std::process::Command {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["--exact", test_name, "--nocapture", "--test-threads=1"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
 }
 
 /// A fixture's path (read only: tests that write copy it first).

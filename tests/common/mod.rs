@@ -4,7 +4,7 @@
 // The helpers the CLI's tests and the benches share too live once, in savegame-testkit. Not
 // every test binary uses each (as with dead_code above).
 #[allow(unused_imports)]
-pub use savegame_testkit::{TEST_KEY, fix_crc, fix_crc_in, game, key};
+pub use savegame_testkit::{TEST_KEY, fix_crc, fix_crc_in, game, key, rerun_self};
 
 use std::path::Path;
 
@@ -62,17 +62,6 @@ pub fn expected_game(seed: u64, entities: usize) -> (Player, World) {
     let mut player = Player::generate(seed);
     player.frames_since_hit = 0;
     (player, World::generate(entities, seed))
-}
-
-/// Runs this same test binary again as a child process, for the single test `test_name`, with
-/// `env` set: how a test checks what happens in a new process.
-pub fn rerun_self(test_name: &str, env: &[(&str, &str)]) -> std::process::Command {
-    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", test_name, "--nocapture", "--test-threads=1"]);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd
 }
 
 /// A manager over `storage`, encrypted, without backups (so a damaged file is reported, not

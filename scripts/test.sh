@@ -10,7 +10,7 @@
 #    npm registry into the target folder (Debian's is too old for wasm-bindgen's output), and
 #    moto's S3 server from PyPI (`moto[server]`, the S3-compatible server the cloud tests
 #    start; kept when Python already imports that version of it).
-# 2. Runs `cargo test --workspace --all-features` (every native test; tests/cloud.rs starts
+# 2. Runs `cargo test --workspace --all-features` (every native test; cloud/tests/cloud.rs starts
 #    moto's server on a localhost port the OS picks itself).
 # 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
 # 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
@@ -25,7 +25,7 @@ took() { printf '   (%s: %ds)\n' "$1" "$(( $(date +%s) - $2 ))"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 target_dir=${CARGO_TARGET_DIR:-target}
-# The S3-compatible server of the cloud tests (tests/cloud.rs, benches/cloud.rs): moto's,
+# The S3-compatible server of the cloud tests (cloud/tests/cloud.rs, cloud/benches/cloud.rs): moto's,
 # which keeps conditional writes atomic under concurrency (s3s-fs 0.14 did not). The same
 # version as testkit/src/s3.rs's MOTO_VERSION.
 moto_version=5.2.5

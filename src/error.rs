@@ -45,7 +45,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 ///   [`Error::RecordingStopped`].
 /// - **Undo history:** [`Error::UndoConflict`] (besides [`Error::Rejected`] for a history used
 ///   in a way that makes no sense).
-/// - **Cloud saves** (feature `cloud`): [`Error::Cloud`] (the object store failed, after its
+/// - **Cloud saves** (`savegame-cloud`): [`Error::Cloud`] (the object store failed, after its
 ///   retries), [`Error::ConditionIgnored`] (a store that does not keep conditional writes),
 ///   [`Error::ForeignSave`] (a remote save of another player). A damaged remote
 ///   object is refused with the same errors as a damaged local file.
@@ -581,21 +581,27 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    /// [`Error::Io`] about `path`: for code beside the manager (a sync, a storage's caller)
+    /// that reports an operating-system error as the crate does.
+    #[must_use]
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
             source,
         }
     }
 
-    pub(crate) fn malformed(reason: impl Into<String>) -> Self {
+    /// [`Error::Malformed`] saying `reason`: for code beside the manager that reads files of
+    /// its own (a sync's record) and reports their damage as the crate does.
+    #[must_use]
+    pub fn malformed(reason: impl Into<String>) -> Self {
         Error::Malformed {
             reason: reason.into(),
         }
     }
 }
 
-/// A condition of the conditional writes a cloud sync rests on (feature `cloud`), named by
+/// A condition of the conditional writes a cloud sync rests on (`savegame-cloud`), named by
 /// [`Error::ConditionIgnored`] when a store lets a write through that it should refuse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]

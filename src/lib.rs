@@ -25,7 +25,7 @@
 //! | keep saves somewhere other than files | implement [`storage::Storage`] |
 //! | test your game's saving against crashes and full disks | `storage::SimFs` (feature `testing`) under [`storage::FsStorage`] |
 //! | record a match, play it back at any speed, seek, catch desyncs | [`Recorder`] and [`replay::Player`], your game as [`replay::Replayable`] ([`replay`]) |
-//! | keep the same slots on every device, with conflicts caught and disjoint changes merged | `cloud::CloudSync` over an object store (feature `cloud`) |
+//! | keep the same slots on every device, with conflicts caught and disjoint changes merged | `savegame_cloud::CloudSync` over an object store (the `savegame-cloud` crate), or a sync of the game's own on the manager's seam ([`FileStamp`], [`SaveLoadManager::replace_if_unchanged`]) |
 //! | fail your tests when a memento type changes shape without a new version and a step | `schema::Guard` in your tests (feature `schema`, in dev-dependencies) |
 //! | let players undo and redo in an editor, and keep the history in a save | [`History`]: memento edits or [`history::Command`]s, groups, limits, a saved marker ([`history`]); [`Undoable`] when the history owns the originator, for one encoding per edit |
 //!
@@ -79,7 +79,6 @@
 //! | `lz4` | no | [`Compression::Lz4`]: LZ4 bodies before sealing (lz4_flex, pure Rust: builds for the web) |
 //! | `zstd` | no | [`Compression::Zstd`]: Zstandard bodies before sealing, level configurable (zstd, a C library) |
 //! | `bitcode` | no | [`Codec::Bitcode`] (bitcode, serde): the smallest and fastest; not self-describing, so migration steps and dumps refuse it ([`Error::NotSelfDescribing`]) |
-//! | `cloud` | no | `cloud`: slots synced through an object store (S3 and S3-compatible stores, GCS, Azure) with conditional puts, three-way merges of disjoint memento changes and conflicts for the rest (object_store 0.14 with `aws`, tokio) |
 //! | `testing` | no | `storage::SimFs` and its faults and crash images, for crash-testing a game's saving |
 //! | `schema` | no | `schema`: the schema guard for a game's tests: each memento type's serde shape traced, compared with the committed one per codec, fixtures of every version (serde-reflection, serde_json, rmp-serde) |
 //!
@@ -181,9 +180,6 @@
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "cloud")]
-#[cfg_attr(docsrs, doc(cfg(feature = "cloud")))]
-pub mod cloud;
 pub mod codec;
 pub mod compression;
 pub mod crypto;
@@ -214,7 +210,7 @@ pub use manager::{
     ChangesReport, DeltaReport, LoadReport, Loaded, ManagerBuilder, MigrationPlan, SaveHandle,
     SaveLoadManager, SaveReport, SaveStatus, StateLoaded, Written,
 };
-pub use manager::{SaveProfile, SlotInfo, SlotStatus, Store, StoreOptions};
+pub use manager::{FileStamp, SaveProfile, SlotInfo, SlotStatus, Store, StoreOptions};
 pub use migrate::Migrations;
 pub use originator::{MementoOf, Originator};
 pub use protection::KeyPurpose;
@@ -256,3 +252,27 @@ pub mod __private {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's chapters, whose code blocks run as doctests here (the Bevy, browser and cloud
+/// chapters run in the crates they are about).
+#[cfg(doctest)]
+pub mod guide {
+    #[doc = include_str!("../docs/guide/saves.md")]
+    pub struct Saves;
+    #[doc = include_str!("../docs/guide/whole-game.md")]
+    pub struct WholeGame;
+    #[doc = include_str!("../docs/guide/background.md")]
+    pub struct Background;
+    #[doc = include_str!("../docs/guide/migrations.md")]
+    pub struct Migrations;
+    #[doc = include_str!("../docs/guide/undo.md")]
+    pub struct Undo;
+    #[doc = include_str!("../docs/guide/replays.md")]
+    pub struct Replays;
+    #[doc = include_str!("../docs/guide/cli.md")]
+    pub struct Cli;
+    #[doc = include_str!("../docs/guide/testing.md")]
+    pub struct Testing;
+    #[doc = include_str!("../docs/guide/format.md")]
+    pub struct Format;
+}

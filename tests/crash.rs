@@ -851,7 +851,7 @@ struct Outcome {
     at: usize,
     /// A save that failed only at the fsync of its folder, after its file (whole, fsynced) was
     /// renamed into place: it is in place but not known to be durable, and loads until a
-    /// power cut takes it (the one failed save that may load; see the README's guarantees).
+    /// power cut takes it (the one failed save that may load; see the guide's guarantees, docs/guide/format.md).
     in_place: bool,
 }
 

@@ -113,3 +113,8 @@ pub use schema::memento_types;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The guide's Bevy chapter, whose code blocks run as doctests here.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/bevy.md")]
+pub struct GuideDoctests;

@@ -12,8 +12,7 @@ mod menu;
 mod profile;
 mod report;
 mod store;
-#[cfg(feature = "cloud")]
-pub(crate) mod sync;
+mod sync;
 mod tracking;
 
 use std::path::PathBuf;
@@ -28,6 +27,7 @@ pub use menu::{SlotInfo, SlotStatus};
 pub use profile::SaveProfile;
 pub use report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
 pub use store::{Store, StoreOptions};
+pub use sync::FileStamp;
 pub use tracking::{ChangesReport, StateLoaded, Written};
 
 use crate::codec::Codec;

@@ -1,9 +1,65 @@
-//! What a cloud sync (`crate::cloud`, feature `cloud`) needs of the manager, and nothing more:
-//! the checks every file of a slot passes, sealing a merge as the slot's next save without
-//! writing it, and replacing a slot's primary file under the slot's lock only if it still holds
-//! what the sync read. Built on the manager's own pieces (the
-//! lock, the backup rotation, the journals), so a file a sync installs is kept, backed up and
-//! loaded exactly like one the game saved.
+//! The seam a sync of a slot with another copy of it builds on: a cloud sync
+//! (`savegame-cloud`), or a game's own (Steam Cloud, a console's save API, a LAN copy). It is
+//! what "install these bytes if the slot still holds what I read" needs, and nothing more:
+//!
+//! - [`FileStamp`] and [`SaveLoadManager::file_stamp`]: what identifies the bytes a slot's
+//!   primary file holds, read from its header and its last four bytes;
+//! - [`SaveLoadManager::check_file`]: every check a load makes of one file of a slot (CRC,
+//!   header, decryption or tag, its slot, its schema version, its protection), so a download
+//!   is refused exactly as a damaged local file is;
+//! - [`SaveLoadManager::seal_next`]: a snapshot sealed as the slot's next save, as
+//!   [`save`](SaveLoadManager::save) seals one, without writing it (a merge is uploaded before
+//!   it is installed);
+//! - [`SaveLoadManager::replace_if_unchanged`]: the bytes installed as the slot's primary file,
+//!   under the slot's lock, only if it still holds the file stamped as the sync read it (the
+//!   game may have saved meanwhile), the file they replace kept as the first backup;
+//! - [`SaveLoadManager::keep_as_backup`]: a version the player did not pick kept as the slot's
+//!   newest backup.
+//!
+//! Built on the manager's own pieces (the lock, the backup rotation, the journals), so a file a
+//! sync installs is kept, backed up and loaded exactly like one the game saved.
+//!
+//! A sync of slots through a folder that another device also reads (a toy: no conflicts, the
+//! newest generation wins), on the seam alone:
+//!
+//! ```
+//! use savegame::{SaveLoadManager, SlotId};
+//!
+//! /// Pushes the slot to `shared` when it is newer there, else pulls what `shared` holds.
+//! fn sync(manager: &SaveLoadManager, shared: &std::path::Path, slot: SlotId) -> savegame::Result<()> {
+//!     let remote = shared.join(slot.file_name());
+//!     let local = manager.file_stamp(slot)?;
+//!     let theirs = std::fs::read(&remote).ok();
+//!     let their_generation = match &theirs {
+//!         Some(bytes) => Some(manager.check_file(slot, bytes.clone())?.0.generation),
+//!         None => None,
+//!     };
+//!     match (local, their_generation) {
+//!         (Some(ours), theirs) if theirs.is_none_or(|g| g < ours.generation) => {
+//!             let bytes = std::fs::read(manager.path_of(slot)).map_err(|e| savegame::Error::Config { reason: e.to_string() })?;
+//!             std::fs::write(&remote, bytes).map_err(|e| savegame::Error::Config { reason: e.to_string() })
+//!         }
+//!         (_, Some(_)) => {
+//!             // Installed only if the game did not save meanwhile; else the next sync pushes.
+//!             manager.replace_if_unchanged(slot, local, theirs.as_deref().unwrap_or_default())?;
+//!             Ok(())
+//!         }
+//!         _ => Ok(()),
+//!     }
+//! }
+//!
+//! # let (a, b, shared) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+//! let desk = SaveLoadManager::builder().directory(a.path()).build()?;
+//! let deck = SaveLoadManager::builder().directory(b.path()).build()?;
+//! let slot = SlotId::Numbered(1);
+//! let mut snapshot = desk.snapshot();
+//! snapshot.capture_memento("level", &7u32)?;
+//! desk.save(slot, &snapshot)?;
+//! sync(&desk, shared.path(), slot)?; // pushed
+//! sync(&deck, shared.path(), slot)?; // pulled
+//! assert_eq!(deck.load(slot)?.snapshot.memento::<u32>("level")?, 7);
+//! # Ok::<(), savegame::Error>(())
+//! ```
 
 use super::SaveLoadManager;
 use super::backups::{backups_of, put_keeping_backups};
@@ -18,18 +74,33 @@ use crate::snapshot::Snapshot;
 /// its trailing CRC32. Two different saves of a slot differ in at least one of these (each
 /// save has a new generation, and a fresh nonce or time stamp under the CRC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FileStamp {
+#[non_exhaustive]
+pub struct FileStamp {
     /// The file's length in bytes.
-    pub(crate) len: u64,
+    pub len: u64,
     /// The generation in its header.
-    pub(crate) generation: u64,
+    pub generation: u64,
     /// Its last four bytes: the CRC32 of everything before them.
-    pub(crate) crc: u32,
+    pub crc: u32,
 }
 
 impl FileStamp {
+    /// The stamp of a file of `len` bytes, generation `generation`, whose last four bytes hold
+    /// `crc` (a stamp kept in a sync's own record, read back).
+    #[must_use]
+    pub const fn new(len: u64, generation: u64, crc: u32) -> Self {
+        FileStamp {
+            len,
+            generation,
+            crc,
+        }
+    }
+
     /// The stamp of a whole file's bytes, from its header and its last four bytes.
-    pub(crate) fn of(bytes: &[u8]) -> Result<Self> {
+    ///
+    /// # Errors
+    /// [`Error::NotASave`] or [`Error::Malformed`] for bytes whose header does not parse.
+    pub fn of(bytes: &[u8]) -> Result<Self> {
         let header = format::parse_header(bytes, Some(bytes.len() as u64))?;
         Ok(FileStamp {
             len: bytes.len() as u64,
@@ -50,19 +121,23 @@ fn trailing_crc(bytes: &[u8]) -> u32 {
 }
 
 impl SaveLoadManager {
-    /// The largest file the manager reads or writes.
-    pub(crate) fn max_file_size(&self) -> u64 {
+    /// The largest file the manager reads or writes
+    /// ([`max_file_size`](crate::ManagerBuilder::max_file_size)).
+    #[must_use]
+    pub fn max_file_size(&self) -> u64 {
         self.engine.files.max_file_size
     }
 
     /// Opens one whole file of `slot` with every check a load makes of it (CRC, header,
-    /// decryption or tag, table of contents, its slot, its schema version, its sealing),
-    /// without migrating it.
-    pub(crate) fn open_slot_file(
-        &self,
-        slot: SlotId,
-        bytes: Vec<u8>,
-    ) -> Result<(Header, Snapshot)> {
+    /// decryption or tag, table of contents, its slot, its schema version, the protection the
+    /// manager's key asks for), without migrating it or writing anything: how a sync checks a
+    /// download before it replaces anything.
+    ///
+    /// # Errors
+    /// As for [`load`](Self::load) of one file: [`Error::ChecksumMismatch`],
+    /// [`Error::Decrypt`], [`Error::NotEncrypted`], [`Error::SlotMismatch`],
+    /// [`Error::NewerSchema`], ...
+    pub fn check_file(&self, slot: SlotId, bytes: Vec<u8>) -> Result<(Header, Snapshot)> {
         let (snapshot, header) = self.engine.files.open_base(slot, bytes)?;
         Ok((header, snapshot))
     }
@@ -75,12 +150,7 @@ impl SaveLoadManager {
     ///
     /// # Errors
     /// As for sealing a save; [`Error::TooLarge`] for a file over the manager's size limit.
-    pub(crate) fn seal_after(
-        &self,
-        slot: SlotId,
-        snapshot: &Snapshot,
-        after: u64,
-    ) -> Result<Vec<u8>> {
+    pub fn seal_next(&self, slot: SlotId, snapshot: &Snapshot, after: u64) -> Result<Vec<u8>> {
         let files = &self.engine.files;
         let name = slot.file_name();
         // Deltas name their base by generation: never reuse the generation of leftover ones.
@@ -103,8 +173,11 @@ impl SaveLoadManager {
     }
 
     /// The stamp of `slot`'s primary file now, `None` when it has none, from its header and its
-    /// last four bytes.
-    pub(crate) fn primary_stamp(&self, slot: SlotId) -> Result<Option<FileStamp>> {
+    /// last four bytes (a few bytes read, however big the save).
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Malformed`] for a primary file whose header does not parse.
+    pub fn file_stamp(&self, slot: SlotId) -> Result<Option<FileStamp>> {
         self.stamp_of(&slot.file_name())
     }
 
@@ -124,7 +197,7 @@ impl SaveLoadManager {
     }
 
     /// Replaces `slot`'s primary file with `bytes` (a whole file of the slot, checked or sealed
-    /// by [`seal_after`](Self::seal_after)), under the slot's lock, if the slot still holds the
+    /// by [`seal_next`](Self::seal_next)), under the slot's lock, if the slot still holds the
     /// file stamped `expected` (`None`: no primary file) and has no incremental saves on top of
     /// it. The file replaced becomes the first backup (at least one is kept, whatever the
     /// manager's backup count, so a pulled or merged save never pushes the player's own out
@@ -133,7 +206,7 @@ impl SaveLoadManager {
     ///
     /// # Errors
     /// As for [`save`](Self::save).
-    pub(crate) fn replace_if_unchanged(
+    pub fn replace_if_unchanged(
         &self,
         slot: SlotId,
         expected: Option<FileStamp>,
@@ -143,7 +216,7 @@ impl SaveLoadManager {
         let name = slot.file_name();
         self.worker.wait_for(slot);
         let _lock = lock_slot(files, &name)?;
-        if has_deltas(&files.list()?, slot) || self.primary_stamp(slot)? != expected {
+        if has_deltas(&files.list()?, slot) || self.file_stamp(slot)? != expected {
             return Ok(false);
         }
         let keep = if expected.is_some() {
@@ -164,7 +237,7 @@ impl SaveLoadManager {
     ///
     /// # Errors
     /// The storage's error ([`Error::Io`]).
-    pub(crate) fn keep_as_backup(&self, slot: SlotId, bytes: &[u8]) -> Result<()> {
+    pub fn keep_as_backup(&self, slot: SlotId, bytes: &[u8]) -> Result<()> {
         let files = &self.engine.files;
         let name = slot.file_name();
         let _lock = lock_slot(files, &name)?;

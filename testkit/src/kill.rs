@@ -20,7 +20,7 @@
 //! when the child is ready, as a kill in a process's start and its first write (in round 0,
 //! the first write into an empty folder) must be survived too.
 //!
-//! Every wait is for a line from the child, bounded by [`wait::bound`](crate::wait::bound); a
+//! Every wait is for a line from the child, bounded by [`wait::bound`]; a
 //! child that exits by itself (a failed save panics in it) fails the test with its stderr.
 
 use std::io::{BufRead, BufReader, Read};

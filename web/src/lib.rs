@@ -56,3 +56,9 @@ mod working;
 pub use error::{Error, QuotaExceeded, Result, is_quota_exceeded};
 pub use indexed_db::IndexedDbSaves;
 pub use local::LocalStorage;
+
+/// The guide's browser chapter, whose code blocks are compiled as doctests here (they need a
+/// browser to run; `tests/browser.rs` runs the same calls in headless Chromium).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/browser.md")]
+pub struct GuideDoctests;

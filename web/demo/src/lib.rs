@@ -201,7 +201,7 @@ async fn run() -> Result<(), String> {
     };
     let builder = SaveLoadManager::builder()
         .codec(Codec::MessagePack)
-        // A key in a page is obfuscation, not secrecy (the README says so): it stops casual
+        // A key in a page is obfuscation, not secrecy (the guide's guarantees say so): it stops casual
         // edits of the saves in the browser's devtools.
         .key(Key::from_bytes(*b"coin walk demo key: not a secret"))
         .backups(1)

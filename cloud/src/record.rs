@@ -1,6 +1,6 @@
 //! The sync records: what this device knows of a slot's remote object, kept beside the slot
-//! in the local storage (the names are [`synced_name`](crate::slot::synced_name) and
-//! [`conflict_name`](crate::slot::conflict_name)), and which stores this device has found to
+//! in the local storage (the names are [`synced_name`](savegame::slot::synced_name) and
+//! [`conflict_name`](savegame::slot::conflict_name)), and which stores this device has found to
 //! keep conditional writes ([`TRUST_NAME`]).
 //!
 //! A slot's record is a short text preamble and then a whole save file, byte for byte as it was
@@ -52,8 +52,8 @@
 //! trusted\tAmazonS3(game-saves)\tplayers/4242\n
 //! ```
 
-use crate::error::{Error, Result};
-use crate::manager::sync::FileStamp;
+use savegame::FileStamp;
+use savegame::{Error, Result};
 
 /// The first line of a record with no upload in flight.
 const MAGIC_LINE: &str = "savegame-sync 1";
@@ -221,11 +221,11 @@ pub(super) fn preamble(bytes: &[u8]) -> Result<(Preamble, usize)> {
             let mut n = value.split(' ');
             let mut next = || n.next().and_then(|v| v.parse::<u64>().ok()).ok_or_else(bad);
             let (len, generation, crc) = (next()?, next()?, next()?);
-            Ok::<_, Error>(FileStamp {
+            Ok::<_, Error>(FileStamp::new(
                 len,
                 generation,
-                crc: u32::try_from(crc).map_err(|_| bad())?,
-            })
+                u32::try_from(crc).map_err(|_| bad())?,
+            ))
         };
         match field {
             "etag" => e_tag = Some(value.to_owned()),
@@ -345,10 +345,10 @@ pub(super) fn encode_trusted(entries: &[(String, String)]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{SlotId, Snapshot};
+    use savegame::{SlotId, Snapshot};
 
     fn file(generation: u64) -> Vec<u8> {
-        let mut s = Snapshot::new(crate::Codec::Json);
+        let mut s = Snapshot::new(savegame::Codec::Json);
         s.capture_memento("a", &generation).unwrap();
         s.seal_file(SlotId::Numbered(1), 1, generation, None)
             .unwrap()

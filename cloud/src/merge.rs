@@ -20,8 +20,8 @@
 use std::collections::BTreeSet;
 use std::time::SystemTime;
 
-use crate::format::{Header, Metadata};
-use crate::snapshot::Snapshot;
+use savegame::Snapshot;
+use savegame::format::{Header, Metadata};
 
 /// The user field of the metadata that names the device a save was written on.
 pub const DEVICE_FIELD: &str = "savegame.device";
@@ -154,7 +154,7 @@ fn merged_metadata(local: &Header, remote: &Header, device: &str) -> Metadata {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Codec, SlotId};
+    use savegame::{Codec, SlotId};
     use std::time::Duration;
 
     fn file(mementos: &[(&str, u32)], label: &str, playtime: u64) -> (Header, Snapshot) {

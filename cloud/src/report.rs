@@ -3,9 +3,9 @@
 use std::time::{Duration, SystemTime};
 
 use super::merge::DEVICE_FIELD;
-use crate::error::Error;
-use crate::format::Header;
-use crate::slot::SlotId;
+use savegame::Error;
+use savegame::format::Header;
+use savegame::slot::SlotId;
 
 /// What one save looks like to a "which save do you keep?" dialog: from its header alone.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,21 +5,19 @@
 //! requests, stripped headers, cuts, outages, requests held until they can race) and from
 //! killing a device's process (a child run of this test binary) at an exact point.
 
-mod common;
-
 use std::path::{Path as FsPath, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use savegame::cloud::object_store::path::Path;
-use savegame::cloud::object_store::{
-    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
-};
-use savegame::cloud::{CloudSync, Keep, S3, SlotSync, SyncReport};
 use savegame::storage::{FsStorage, Head, Storage, StorageLock, StoredFile};
 use savegame::{Error, Key, SaveLoadManager, SlotId, Snapshot, WriteCondition};
+use savegame_cloud::object_store::path::Path;
+use savegame_cloud::object_store::{
+    ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
+};
+use savegame_cloud::{CloudSync, Keep, S3, SlotSync, SyncReport};
 use savegame_testkit::s3::{ACCESS_KEY, Kind, Proxy, SECRET_KEY, Server, noise};
 use tempfile::TempDir;
 
@@ -60,7 +58,7 @@ impl Raw {
         let path = Path::from(format!("{prefix}/{}", slot.file_name()));
         match block_on(async { self.0.get(&path).await?.bytes().await }) {
             Ok(bytes) => Some(bytes.to_vec()),
-            Err(savegame::cloud::object_store::Error::NotFound { .. }) => None,
+            Err(savegame_cloud::object_store::Error::NotFound { .. }) => None,
             Err(e) => panic!("{e}"),
         }
     }
@@ -432,7 +430,7 @@ fn run_child(
 ) -> std::process::ExitStatus {
     let shared: Shared = Arc::new(Mutex::new(None));
     arm(&shared);
-    let mut cmd = common::rerun_self(
+    let mut cmd = savegame_testkit::rerun_self(
         test,
         &[
             (CHILD_OP, op),
@@ -508,7 +506,7 @@ fn a_sync_can_be_shared_between_threads() {
     fn send_sync<T: Send + Sync>() {}
     fn send<T: Send>() {}
     send_sync::<CloudSync>();
-    send::<savegame::cloud::SyncHandle>();
+    send::<savegame_cloud::SyncHandle>();
 }
 
 #[test]
@@ -540,7 +538,7 @@ fn the_server_refuses_a_stale_if_match_put_and_a_create_over_an_object() {
         assert!(
             matches!(
                 refused,
-                Err(savegame::cloud::object_store::Error::Precondition { .. })
+                Err(savegame_cloud::object_store::Error::Precondition { .. })
             ),
             "{refused:?}"
         );
@@ -549,7 +547,7 @@ fn the_server_refuses_a_stale_if_match_put_and_a_create_over_an_object() {
         assert!(
             matches!(
                 refused,
-                Err(savegame::cloud::object_store::Error::AlreadyExists { .. })
+                Err(savegame_cloud::object_store::Error::AlreadyExists { .. })
             ),
             "{refused:?}"
         );
@@ -559,7 +557,7 @@ fn the_server_refuses_a_stale_if_match_put_and_a_create_over_an_object() {
         assert!(
             matches!(
                 refused,
-                Err(savegame::cloud::object_store::Error::Precondition { .. })
+                Err(savegame_cloud::object_store::Error::Precondition { .. })
             ),
             "{refused:?}"
         );
@@ -612,7 +610,7 @@ fn concurrent_if_match_puts_naming_one_etag_let_exactly_one_win() {
                 assert!(
                     matches!(
                         lost,
-                        Err(savegame::cloud::object_store::Error::Precondition { .. })
+                        Err(savegame_cloud::object_store::Error::Precondition { .. })
                     ),
                     "{lost:?}"
                 );
@@ -1686,7 +1684,7 @@ fn chaos_sync(device: &Device, d: usize) -> Option<SyncReport> {
 
 fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
     let started = Instant::now();
-    let mut rng = common::game::Rng::new(seed);
+    let mut rng = savegame_testkit::game::Rng::new(seed);
     let server = Server::start();
     let proxies: Vec<Proxy> = (0..3).map(|_| Proxy::start(server.port())).collect();
     let tmps: Vec<TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();

@@ -7,8 +7,8 @@ use std::thread::JoinHandle;
 
 use super::Inner;
 use super::report::SyncReport;
-use crate::error::{Error, Result};
-use crate::slot::SlotId;
+use savegame::slot::SlotId;
+use savegame::{Error, Result};
 
 /// One piece of work: a sync of one slot or of all, and where its report goes.
 struct Job {

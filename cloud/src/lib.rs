@@ -1,5 +1,11 @@
-//! Cloud saves (feature `cloud`): the same slots on every device, through an object store, with
+//! Cloud saves for [`savegame`]: the same slots on every device, through an object store, with
 //! conflicts caught and disjoint changes merged.
+//!
+//! A crate of its own, beside `savegame-web` and `savegame-bevy`: a game without cloud saves
+//! builds none of its network stack (object_store, tokio). It is built on the manager's public
+//! sync seam ([`FileStamp`], [`SaveLoadManager::check_file`], [`SaveLoadManager::seal_next`],
+//! [`SaveLoadManager::replace_if_unchanged`], [`SaveLoadManager::keep_as_backup`]), the same one
+//! a game's own sync (Steam Cloud, a console's save API) would use.
 //!
 //! The game saves locally as always, through its [`SaveLoadManager`]; a [`CloudSync`] over that
 //! manager and an [`ObjectStore`] (S3 or an S3-compatible store through [`S3`], or any
@@ -93,7 +99,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use savegame::cloud::{CloudSync, S3};
+//! use savegame_cloud::{CloudSync, S3};
 //! use savegame::{SaveLoadManager, SlotId};
 //!
 //! # fn main() -> savegame::Result<()> {
@@ -129,7 +135,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-pub use crate::error::WriteCondition;
 pub use merge::{DEVICE_FIELD, OWNER_FIELD};
 /// The `object_store` crate this feature is built on, for stores of your own.
 pub use object_store;
@@ -137,16 +142,17 @@ use object_store::ObjectStore;
 use object_store::path::Path;
 pub use report::{Conflict, Merged, RemoteSlot, SlotSync, SyncReport, Version};
 pub use s3::S3;
+pub use savegame::WriteCondition;
 pub use worker::SyncHandle;
 
 use self::merge::{Outcome, Side};
 use self::remote::{Expect, Remote, Tag};
-use crate::error::{Error, Result};
-use crate::format::{self, Header};
-use crate::manager::sync::FileStamp;
-use crate::manager::{SaveLoadManager, SaveReport};
-use crate::slot::{SlotFile, SlotId, conflict_name, synced_name};
-use crate::snapshot::Snapshot;
+use savegame::FileStamp;
+use savegame::Snapshot;
+use savegame::format::{self, Header};
+use savegame::slot::{SlotFile, SlotId, conflict_name, synced_name};
+use savegame::{Error, Result};
+use savegame::{SaveLoadManager, SaveReport};
 
 /// How many times a slot's sync starts over when the other side changed under it (a put
 /// refused because another device wrote first, a save by the game during the sync).
@@ -270,7 +276,7 @@ impl CloudBuilder {
     }
 }
 
-/// Syncs a [`SaveLoadManager`]'s slots with an object store; see the [module docs](self).
+/// Syncs a [`SaveLoadManager`]'s slots with an object store; see the [crate docs](crate).
 ///
 /// `Send + Sync`. Dropping it waits for the background sync in progress, if any.
 #[derive(Debug)]
@@ -473,7 +479,7 @@ impl Inner {
         self.runtime.block_on(f)
     }
 
-    fn storage(&self) -> &dyn crate::storage::Storage {
+    fn storage(&self) -> &dyn savegame::storage::Storage {
         self.manager.storage()
     }
 
@@ -559,7 +565,7 @@ impl Inner {
         let name = slot.file_name();
         for _ in 0..ROUNDS {
             self.compact_if_needed(slot)?;
-            let local = self.manager.primary_stamp(slot)?;
+            let local = self.manager.file_stamp(slot)?;
             let record = self
                 .read_preamble(&synced_name(&name))?
                 .map(|r| r.in_effect(local));
@@ -764,7 +770,7 @@ impl Inner {
             return Ok(None);
         };
         let stamp = FileStamp::of(&bytes)?;
-        let (header, snapshot) = self.manager.open_slot_file(slot, bytes.clone())?;
+        let (header, snapshot) = self.manager.check_file(slot, bytes.clone())?;
         Ok(Some(Local {
             bytes,
             stamp,
@@ -777,7 +783,7 @@ impl Inner {
     /// checks (CRC, header, the protection its key asks for, decryption or tag, its slot, its
     /// schema version), and its owner.
     fn check_remote(&self, slot: SlotId, bytes: &[u8]) -> Result<(Header, Snapshot)> {
-        let (header, snapshot) = self.manager.open_slot_file(slot, bytes.to_vec())?;
+        let (header, snapshot) = self.manager.check_file(slot, bytes.to_vec())?;
         if let Some(owner) = header.metadata.user.get(OWNER_FIELD)
             && *owner != self.owner
         {
@@ -895,7 +901,7 @@ impl Inner {
             Some(_) => known.and_then(|r| r.base),
             None => known.filter(|r| r.preamble.stamp.is_some()).map(|r| r.file),
         };
-        let ancestor = ancestor.and_then(|file| self.manager.open_slot_file(slot, file).ok());
+        let ancestor = ancestor.and_then(|file| self.manager.check_file(slot, file).ok());
         let side = |header, snapshot| Side { snapshot, header };
         let outcome = merge::merge(
             ancestor.as_ref().map(|(h, s)| side(h, s)),
@@ -911,7 +917,7 @@ impl Inner {
             } => {
                 let merged = self
                     .manager
-                    .seal_after(slot, &snapshot, local.header.generation)?;
+                    .seal_next(slot, &snapshot, local.header.generation)?;
                 self.note_upload(slot, FileStamp::of(&merged)?, Some(&local.bytes))?;
                 let Some(new_tag) = self.put(slot, &merged, &Expect::Still(tag))? else {
                     // Another device wrote meanwhile: the next round merges with theirs.
@@ -972,7 +978,7 @@ impl Inner {
         };
         let done = match keep {
             Keep::Remote => {
-                let local = self.manager.primary_stamp(slot)?;
+                let local = self.manager.file_stamp(slot)?;
                 if self.install(slot, local, &theirs, &tag)?.is_none() {
                     return Err(Error::Cloud {
                         action: "resolve",
@@ -1004,3 +1010,8 @@ impl Inner {
         Ok(done)
     }
 }
+
+/// The guide's cloud chapter, whose code blocks run as doctests here.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide/cloud.md")]
+pub struct GuideDoctests;

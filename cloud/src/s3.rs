@@ -7,7 +7,7 @@ use std::time::Duration;
 use object_store::aws::AmazonS3Builder;
 use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
 
-use crate::error::{Error, Result};
+use savegame::{Error, Result};
 
 /// Builds the [`ObjectStore`] of an S3 bucket for a [`CloudSync`](super::CloudSync).
 ///

@@ -15,7 +15,7 @@
 //!   times the sync of 100 unchanged slots.
 //!
 //! ```text
-//! cargo bench --bench cloud --features cloud
+//! cargo bench -p savegame-cloud --bench cloud
 //! ```
 
 #![allow(missing_docs)]
@@ -24,10 +24,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use savegame::cloud::object_store::path::Path;
-use savegame::cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
-use savegame::cloud::{CloudSync, S3};
 use savegame::{Key, SaveLoadManager, SlotId};
+use savegame_cloud::object_store::path::Path;
+use savegame_cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+use savegame_cloud::{CloudSync, S3};
 use savegame_testkit::s3::{ACCESS_KEY, Counts, Proxy, SECRET_KEY, Server, noise};
 
 /// The size of the save the round trip moves: 4.66 MB.

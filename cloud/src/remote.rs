@@ -11,8 +11,8 @@ use object_store::{
     UpdateVersion,
 };
 
-use crate::error::{Error, Result, WriteCondition};
-use crate::slot::SlotId;
+use savegame::slot::SlotId;
+use savegame::{Error, Result, WriteCondition};
 
 /// What a sync knows of a remote object: its ETag and version (what a conditional put names).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -54,7 +54,7 @@ pub(super) enum Outcome {
 type Memento<'a> = Option<(&'a [u8], u32)>;
 
 fn memento<'a>(snapshot: &'a Snapshot, id: &str) -> Memento<'a> {
-    Some((snapshot.raw(id)?, snapshot.version(id)?))
+    Some((snapshot.raw(id)?, snapshot.memento_version(id)?))
 }
 
 /// Merges `local` and `remote` against `ancestor` (see the module docs). The merged
@@ -108,7 +108,7 @@ pub(super) fn merge(
         };
         if let Some((bytes, version)) = take
             && (merged.insert_raw(id, bytes.to_vec()).is_err()
-                || merged.set_version(id, version).is_err())
+                || merged.set_memento_version(id, version).is_err())
         {
             // Ids came out of parsed files, so they are valid; one that is not cannot merge.
             conflicts.push(id.to_owned());

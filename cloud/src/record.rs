@@ -1,7 +1,8 @@
 //! The sync records: what this device knows of a slot's remote object, kept beside the slot
 //! in the local storage (the names are [`synced_name`](savegame::slot::synced_name) and
 //! [`conflict_name`](savegame::slot::conflict_name)), and which stores this device has found to
-//! keep conditional writes ([`TRUST_NAME`]).
+//! keep conditional writes ([`TRUST_NAME`]). Their format, and how the
+//! sync reads and writes them in the manager's storage.
 //!
 //! A slot's record is a short text preamble and then a whole save file, byte for byte as it was
 //! uploaded or downloaded:
@@ -52,7 +53,10 @@
 //! trusted\tAmazonS3(game-saves)\tplayers/4242\n
 //! ```
 
+use crate::Inner;
+use crate::remote::Tag;
 use savegame::FileStamp;
+use savegame::slot::{SlotId, synced_name};
 use savegame::{Error, Result};
 
 /// The first line of a record with no upload in flight.
@@ -340,6 +344,123 @@ pub(super) fn encode_trusted(entries: &[(String, String)]) -> Option<Vec<u8>> {
         text.push_str(&format!("trusted\t{store}\t{prefix}\n"));
     }
     Some(text.into_bytes())
+}
+
+/// The records, as the sync reads and writes them in the manager's storage.
+impl Inner {
+    pub(crate) fn read_preamble(&self, name: &str) -> Result<Option<Preamble>> {
+        let head = self
+            .storage()
+            .read_head(name, MAX_PREAMBLE)
+            .map_err(self.io(name))?;
+        match head {
+            None => Ok(None),
+            Some(head) => preamble(&head.bytes).map(|(p, _)| Some(p)),
+        }
+    }
+
+    /// Reads a whole record: `None` when there is none. A damaged record is as good as none
+    /// (it is only this device's memory of the last sync; the next sync rebuilds it).
+    pub(crate) fn read_record(&self, name: &str) -> Result<Option<Record>> {
+        // A record holds at most two files (the last synced one and the base of a merge).
+        let limit = self
+            .manager
+            .max_file_size()
+            .saturating_mul(2)
+            .saturating_add(MAX_PREAMBLE as u64);
+        let bytes = self.storage().read(name, limit).map_err(self.io(name))?;
+        Ok(bytes.and_then(|b| decode(b).ok()))
+    }
+
+    /// The slot's record, whole, as it stands ([`Preamble::in_effect`]): when it names
+    /// an install that happened, the local file and its tag.
+    pub(crate) fn read_synced(&self, slot: SlotId) -> Result<Option<Record>> {
+        let name = slot.file_name();
+        let Some(mut record) = self.read_record(&synced_name(&name))? else {
+            return Ok(None);
+        };
+        let mut local = None;
+        if let Some(pulled) = &record.preamble.pulled {
+            let bytes = self
+                .storage()
+                .read(&name, self.manager.max_file_size())
+                .map_err(self.io(&name))?;
+            if let Some(bytes) = bytes
+                && FileStamp::of(&bytes).ok() == Some(pulled.stamp)
+            {
+                local = Some(pulled.stamp);
+                record.file = bytes;
+            }
+        }
+        record.preamble = record.preamble.in_effect(local);
+        Ok(Some(record))
+    }
+
+    /// Writes a record, whole, under `name`.
+    pub(crate) fn put_record(&self, name: &str, parts: &Parts<'_>) -> Result<()> {
+        let bytes = encode(parts)?;
+        self.storage().put(name, &bytes).map_err(self.io(name))
+    }
+
+    /// Records `file` as what the cloud holds of `slot`, as `tag`: the slot is settled.
+    pub(crate) fn write_record(&self, slot: SlotId, tag: &Tag, file: &[u8]) -> Result<()> {
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &Parts {
+                e_tag: tag.e_tag.as_deref(),
+                version: tag.version.as_deref(),
+                file: Some(file),
+                pending: None,
+                pulled: None,
+            },
+        )
+    }
+
+    /// Records, before it is sent, that the file stamped `upload` is being uploaded as `slot`,
+    /// made from the local file `base` when that is another file (a merge): a device killed
+    /// after the PUT landed, and before it heard so, then knows the object for its own,
+    /// whatever it saved since. The record's tag and file stay what they were.
+    pub(crate) fn note_upload(
+        &self,
+        slot: SlotId,
+        upload: FileStamp,
+        base: Option<&[u8]>,
+    ) -> Result<()> {
+        let known = self.read_synced(slot)?;
+        let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &Parts {
+                e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
+                version: synced.and_then(|r| r.preamble.version.as_deref()),
+                file: synced.map(|r| &r.file[..]),
+                pending: Some((upload, base)),
+                pulled: None,
+            },
+        )
+    }
+
+    /// Records, before it is put in place, that the file stamped `file` (the cloud's, as
+    /// `tag`) is about to replace the local one: a device killed between the two writes then
+    /// takes the local file for that version of the cloud's, not for a change of its own. The
+    /// rest of the record (its tag and file, an upload in flight) stays what it was.
+    pub(crate) fn note_install(&self, slot: SlotId, file: FileStamp, tag: &Tag) -> Result<()> {
+        let known = self.read_synced(slot)?;
+        let synced = known.as_ref().filter(|r| r.preamble.stamp.is_some());
+        let pending = known
+            .as_ref()
+            .and_then(|r| r.preamble.pending.map(|p| (p.upload, r.base.as_deref())));
+        self.put_record(
+            &synced_name(&slot.file_name()),
+            &Parts {
+                e_tag: synced.and_then(|r| r.preamble.e_tag.as_deref()),
+                version: synced.and_then(|r| r.preamble.version.as_deref()),
+                file: synced.map(|r| &r.file[..]),
+                pending,
+                pulled: Some((file, tag.e_tag.as_deref(), tag.version.as_deref())),
+            },
+        )
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,8 @@ use savegame::{Key, SaveLoadManager, SlotId};
 use savegame_cloud::object_store::path::Path;
 use savegame_cloud::object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 use savegame_cloud::{CloudSync, S3};
-use savegame_testkit::s3::{ACCESS_KEY, Counts, Proxy, SECRET_KEY, Server, noise};
+use savegame_testkit::proxy::{Counts, Proxy};
+use savegame_testkit::s3::{ACCESS_KEY, SECRET_KEY, Server, noise};
 
 /// The size of the save the round trip moves: 4.66 MB.
 const SAVE_BYTES: usize = 4_660_000;

@@ -18,7 +18,8 @@ use savegame_cloud::object_store::{
     ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion,
 };
 use savegame_cloud::{CloudSync, Keep, S3, SlotSync, SyncReport};
-use savegame_testkit::s3::{ACCESS_KEY, Kind, Proxy, SECRET_KEY, Server, noise};
+use savegame_testkit::proxy::{Kind, Proxy};
+use savegame_testkit::s3::{ACCESS_KEY, SECRET_KEY, Server, noise};
 use tempfile::TempDir;
 
 const PREFIX: &str = "players/alice";

@@ -6,6 +6,7 @@
 
 pub mod alloc;
 pub mod kill;
+pub mod proxy;
 pub mod s3;
 pub mod wait;
 

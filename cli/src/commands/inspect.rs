@@ -154,7 +154,7 @@ pub fn run(path: &Path, schema: Option<u32>, trust: Trust<'_>) -> Result<ExitCod
                     let _ = writeln!(out, "mementos        {}", snapshot.len());
                     for id in snapshot.ids() {
                         let len = snapshot.raw(id).map_or(0, <[u8]>::len);
-                        let version = match snapshot.version(id) {
+                        let version = match snapshot.memento_version(id) {
                             Some(v) if v != savegame::format::DEFAULT_MEMENTO_VERSION => {
                                 format!("  (memento version {v})")
                             }

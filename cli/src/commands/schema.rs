@@ -59,7 +59,7 @@ pub fn versions(path: &Path, trust: Trust<'_>) -> Result<ExitCode, Failure> {
     );
     for id in ids {
         let version = snapshot
-            .version(id)
+            .memento_version(id)
             .unwrap_or(savegame::format::DEFAULT_MEMENTO_VERSION);
         out.push_str(&format!("{:width$}  {version}\n", printable(id)));
     }

@@ -1,0 +1,59 @@
+//! Every source file of the workspace holds one concept, and so stays short: none is over
+//! 800 lines (`tests/`, `benches/` and `fuzz/` aside; a unit-test module counts, so a long one
+//! lives in a file of its own, `a/tests.rs` beside `a.rs`).
+
+use std::path::{Path, PathBuf};
+
+/// The longest a source file may be.
+const MAX_LINES: usize = 800;
+
+/// Every `.rs` file under `dir`, skipping build output and the folders the rule leaves aside.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            let skipped = ["target", "tests", "benches", "fuzz", "node_modules"];
+            if !name.starts_with('.') && !skipped.contains(&name.as_str()) {
+                sources(&path, out);
+            }
+        } else if name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_source_file_of_the_workspace_is_over_800_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(root, &mut files);
+    // The crates of the workspace are all in it: a walk that found none of them checked nothing.
+    for krate in [
+        "src",
+        "cli/src",
+        "bevy/src",
+        "web/src",
+        "cloud/src",
+        "macros/src",
+    ] {
+        assert!(
+            files.iter().any(|f| f.starts_with(root.join(krate))),
+            "no source file found under {krate}"
+        );
+    }
+    let mut long: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let lines = std::fs::read_to_string(f).unwrap().lines().count();
+            let rel = f.strip_prefix(root).unwrap().display().to_string();
+            (lines > MAX_LINES).then(|| format!("{rel}: {lines} lines"))
+        })
+        .collect();
+    long.sort();
+    assert!(
+        long.is_empty(),
+        "over {MAX_LINES} lines; split by concept:\n{}",
+        long.join("\n")
+    );
+}

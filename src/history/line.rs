@@ -235,7 +235,53 @@ macro_rules! builder_settings {
     };
 }
 
-pub(crate) use {builder_settings, line_accessors};
+/// `go_to`, for an `impl` block of a history type with `check_closed`, `run` (one entry,
+/// undone or redone, on the target given) and `notify`; `$target: $ty` is how that type takes
+/// what it edits (`target: &mut T`, `targets: &mut (impl Targets + ?Sized)`).
+macro_rules! line_go_to {
+    ($target:ident: $ty:ty) => {
+        /// Undoes or redoes entries until [`cursor`](Self::cursor) is `index` (a click in a
+        /// history panel; 0 undoes everything). Observers hear once, at the end. Returns
+        /// whether the history moved.
+        ///
+        /// # Errors
+        /// [`Error::Rejected`](crate::Error::Rejected) for an index past [`len`](Self::len),
+        /// or while an edit or a group is open; otherwise as for [`undo`](Self::undo): the
+        /// history stops at the entry that failed, having done the ones before it.
+        pub fn go_to(&mut self, $target: $ty, index: usize) -> $crate::Result<bool> {
+            if index > self.entries.len() {
+                return Err($crate::Error::rejected(format!(
+                    "undo history: position {index} is past the end ({})",
+                    self.entries.len()
+                )));
+            }
+            if index == self.cursor {
+                return Ok(false);
+            }
+            self.check_closed("move through the history")?;
+            let was = self.status();
+            let mut result = Ok(true);
+            while self.cursor != index {
+                let undo = index < self.cursor;
+                let entry = if undo { self.cursor - 1 } else { self.cursor };
+                if let Err(e) = self.run(entry, $target, undo) {
+                    result = Err(e);
+                    break;
+                }
+                if undo {
+                    self.cursor -= 1;
+                } else {
+                    self.cursor += 1;
+                }
+            }
+            self.sealed = true;
+            self.notify(was);
+            result
+        }
+    };
+}
+
+pub(crate) use {builder_settings, line_accessors, line_go_to};
 
 /// Which end of the line a history over its limits drops an entry from next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -536,43 +536,7 @@ impl MultiHistory {
         Ok(true)
     }
 
-    /// Undoes or redoes entries until [`cursor`](Self::cursor) is `index` (a click in a
-    /// history panel). Observers hear once, at the end. Returns whether the history moved.
-    ///
-    /// # Errors
-    /// [`Error::Rejected`] for an index past [`len`](Self::len), or while an edit or a group
-    /// is open; otherwise as for [`undo`](Self::undo): the history stops at the entry that
-    /// failed, having done the ones before it.
-    pub fn go_to(&mut self, targets: &mut (impl Targets + ?Sized), index: usize) -> Result<bool> {
-        if index > self.entries.len() {
-            return Err(Error::rejected(format!(
-                "undo history: position {index} is past the end ({})",
-                self.entries.len()
-            )));
-        }
-        if index == self.cursor {
-            return Ok(false);
-        }
-        self.check_closed("move through the history")?;
-        let was = self.status();
-        let mut result = Ok(true);
-        while self.cursor != index {
-            let undo = index < self.cursor;
-            let entry = if undo { self.cursor - 1 } else { self.cursor };
-            if let Err(e) = self.run(entry, targets, undo) {
-                result = Err(e);
-                break;
-            }
-            if undo {
-                self.cursor -= 1;
-            } else {
-                self.cursor += 1;
-            }
-        }
-        self.sealed = true;
-        self.notify(was);
-        result
-    }
+    line::line_go_to!(targets: &mut (impl Targets + ?Sized));
 
     fn check_closed(&self, what: &str) -> Result<()> {
         if !self.open.is_empty() || self.group.is_some() {

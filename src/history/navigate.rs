@@ -7,6 +7,7 @@ use super::command::Command;
 use super::diff;
 use super::entry::Record;
 use super::hook;
+use super::line;
 use crate::error::{Error, Result};
 use crate::originator::Originator;
 
@@ -54,44 +55,7 @@ impl<T: Originator, C: Command<T>> History<T, C> {
         Ok(true)
     }
 
-    /// Undoes or redoes entries until [`cursor`](Self::cursor) is `index` (a click in a history
-    /// panel; 0 undoes everything). Observers hear once, at the end. Returns whether the history
-    /// moved.
-    ///
-    /// # Errors
-    /// [`Error::Rejected`] for an index past [`len`](Self::len), or while an edit or a group is
-    /// open; otherwise as for [`undo`](Self::undo): the history stops at the entry that failed,
-    /// having done the ones before it.
-    pub fn go_to(&mut self, target: &mut T, index: usize) -> Result<bool> {
-        if index > self.entries.len() {
-            return Err(Error::rejected(format!(
-                "undo history: position {index} is past the end ({})",
-                self.entries.len()
-            )));
-        }
-        if index == self.cursor {
-            return Ok(false);
-        }
-        self.check_closed("move through the history")?;
-        let was = self.status();
-        let mut result = Ok(true);
-        while self.cursor != index {
-            let undo = index < self.cursor;
-            let entry = if undo { self.cursor - 1 } else { self.cursor };
-            if let Err(e) = self.run(entry, target, undo) {
-                result = Err(e);
-                break;
-            }
-            if undo {
-                self.cursor -= 1;
-            } else {
-                self.cursor += 1;
-            }
-        }
-        self.sealed = true;
-        self.notify(was);
-        result
-    }
+    line::line_go_to!(target: &mut T);
 
     /// Undoes (`undo`) or redoes entry `index`, all or nothing: when a record fails, the ones
     /// already run are run back the other way.

@@ -164,39 +164,25 @@ impl FileSystem for StdFs {
     }
 
     fn list_dir(&self, dir: &Path) -> io::Result<Vec<(String, u64)>> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let meta = match entry.metadata() {
-                Ok(meta) => meta,
-                // Removed between read_dir and metadata: not there any more.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
-            };
-            if let (true, Some(name)) = (meta.is_file(), entry.file_name().to_str()) {
-                out.push((name.to_owned(), meta.len()));
-            }
-        }
-        Ok(out)
+        files_of(dir, |entry| {
+            let meta = entry.metadata()?;
+            Ok(meta.is_file().then_some(meta.len()))
+        })
     }
 
     fn list_names(&self, dir: &Path) -> io::Result<Vec<String>> {
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
+        let names = files_of(dir, |entry| {
             // The folder entry's own type (no stat, where the file system records it); a
             // symbolic link is followed, as `list_dir`'s metadata does.
-            let is_file = match entry.file_type() {
-                Ok(t) if t.is_symlink() => entry.path().is_file(),
-                Ok(t) => t.is_file(),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(e),
+            let kind = entry.file_type()?;
+            let is_file = if kind.is_symlink() {
+                entry.path().is_file()
+            } else {
+                kind.is_file()
             };
-            if let (true, Some(name)) = (is_file, entry.file_name().to_str()) {
-                out.push(name.to_owned());
-            }
-        }
-        Ok(out)
+            Ok(is_file.then_some(()))
+        })?;
+        Ok(names.into_iter().map(|(name, ())| name).collect())
     }
 
     fn lock(&self, path: &Path) -> io::Result<StorageLock> {
@@ -209,4 +195,26 @@ impl FileSystem for StdFs {
         // Closing the file releases the lock.
         Ok(StorageLock::new(file))
     }
+}
+
+/// The files of `dir` whose entry `look` keeps (`Some`), by name, with what it kept; an entry
+/// removed between the folder's read and the look at it is not there any more, and a name
+/// that is not UTF-8 is no file of the library's.
+fn files_of<T>(
+    dir: &Path,
+    mut look: impl FnMut(&std::fs::DirEntry) -> io::Result<Option<T>>,
+) -> io::Result<Vec<(String, T)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kept = match look(&entry) {
+            Ok(kept) => kept,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        if let (Some(kept), Some(name)) = (kept, entry.file_name().to_str()) {
+            out.push((name.to_owned(), kept));
+        }
+    }
+    Ok(out)
 }

@@ -187,8 +187,8 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         snapshot.capture_memento("inventory", &state.inventory)?;
         snapshot.capture_memento("world", &state.world)?;
         if story == "mementos" {
-            snapshot.set_version("player", 1)?;
-            snapshot.set_version("world", 3)?;
+            snapshot.set_memento_version("player", 1)?;
+            snapshot.set_memento_version("world", 3)?;
         }
         let report = manager.save(SlotId::Numbered(1), &snapshot)?;
         let packed = match compression {

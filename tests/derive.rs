@@ -556,7 +556,11 @@ fn a_state_listed_by_reference_saves_what_a_captured_one_does() {
             captured.encoded(id).unwrap(),
             "{id}"
         );
-        assert_eq!(listed.version(id), captured.version(id), "{id}");
+        assert_eq!(
+            listed.memento_version(id),
+            captured.memento_version(id),
+            "{id}"
+        );
     }
     let mut back = Game::default();
     manager.load_state(SlotId::Numbered(1), &mut back).unwrap();

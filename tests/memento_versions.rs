@@ -166,13 +166,13 @@ fn a_registry_checks_each_entitys_memento_version() {
     );
     // Nothing changed: every memento is checked and decoded before anything is restored.
     assert!(registry.is_empty());
-    snapshot.set_version("rat-2", 3).unwrap();
+    snapshot.set_memento_version("rat-2", 3).unwrap();
     let err = registry.restore_state(&snapshot).unwrap_err();
     assert!(
         matches!(&err, Error::NewerMemento { found: 3, .. }),
         "{err:?}"
     );
-    snapshot.set_version("rat-2", 2).unwrap();
+    snapshot.set_memento_version("rat-2", 2).unwrap();
     assert_eq!(registry.restore_state(&snapshot).unwrap().restored, 2);
 }
 
@@ -307,11 +307,11 @@ fn the_derive_records_its_version_and_a_raw_memento_can_be_captured_at_one() {
     assert_eq!(Monster::default().memento_version(), 2);
     let mut snapshot = Snapshot::new(Codec::MessagePack);
     snapshot.capture("player", &player).unwrap();
-    assert_eq!(snapshot.version("player"), Some(2));
+    assert_eq!(snapshot.memento_version("player"), Some(2));
     snapshot
         .capture_memento_versioned("raw", &player.create_memento(), 7)
         .unwrap();
-    assert_eq!(snapshot.version("raw"), Some(7));
+    assert_eq!(snapshot.memento_version("raw"), Some(7));
     let mut restored = Player::default();
     snapshot.restore("player", &mut restored).unwrap();
     assert_eq!(restored, player);

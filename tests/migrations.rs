@@ -214,7 +214,7 @@ fn format_1_fixtures_load_with_every_memento_at_the_default_version() {
         let loaded = v3_manager(dir.path(), seal).load(SLOT).unwrap();
         for id in loaded.snapshot.ids() {
             assert_eq!(
-                loaded.snapshot.version(id),
+                loaded.snapshot.memento_version(id),
                 Some(savegame::format::DEFAULT_MEMENTO_VERSION),
                 "{name}: {id} (format {format})"
             );
@@ -282,13 +282,13 @@ fn a_save_with_player_at_v1_and_world_at_v3_loads_through_one_per_memento_step()
         );
         assert_eq!(s.memento::<v3::World>("world").unwrap(), expected.world);
         for (id, version) in &expected.memento_versions {
-            assert_eq!(s.version(id), Some(*version), "{name}: {id}");
+            assert_eq!(s.memento_version(id), Some(*version), "{name}: {id}");
         }
         // Saved again, the versions are the new ones, and nothing runs a second time.
         manager.save(SLOT, s).unwrap();
         let again = manager.load(SLOT).unwrap();
         assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert_eq!(again.snapshot.version("player"), Some(2));
+        assert_eq!(again.snapshot.memento_version("player"), Some(2));
         assert_eq!(
             again.snapshot.memento::<PlayerV2>("player").unwrap(),
             expected.player
@@ -352,7 +352,7 @@ fn whole_document_steps_run_before_per_memento_steps() {
     snapshot
         .capture_memento("mod_quest", &serde_json::json!({"stage": 1}))
         .unwrap();
-    snapshot.set_version("mod_quest", 4).unwrap();
+    snapshot.set_memento_version("mod_quest", 4).unwrap();
     old.save(SLOT, &snapshot).unwrap();
 
     let order = Arc::new(Mutex::new(Vec::new()));
@@ -362,8 +362,8 @@ fn whole_document_steps_run_before_per_memento_steps() {
             // A document step sees each memento at the version the file recorded.
             o1.lock().unwrap().push(format!(
                 "document 2 (hero at {:?}, mod_quest at {:?})",
-                doc.version("hero"),
-                doc.version("mod_quest")
+                doc.memento_version("hero"),
+                doc.memento_version("mod_quest")
             ));
             doc.move_value("/hero", "/player")
         })
@@ -396,7 +396,7 @@ fn whole_document_steps_run_before_per_memento_steps() {
     let s = &loaded.snapshot;
     assert_eq!(s.ids().collect::<Vec<_>>(), ["mod_quest", "player"]);
     assert_eq!(
-        (s.version("player"), s.version("mod_quest")),
+        (s.memento_version("player"), s.memento_version("mod_quest")),
         (Some(2), Some(5))
     );
     assert_eq!(
@@ -447,7 +447,7 @@ fn per_memento_chains_are_checked_and_newer_or_failing_mementos_are_refused() {
     snapshot
         .capture_memento("player", &serde_json::json!({"hp": 1}))
         .unwrap();
-    snapshot.set_version("player", 5).unwrap();
+    snapshot.set_memento_version("player", 5).unwrap();
     plain.save(SLOT, &snapshot).unwrap();
     let path = plain.path_of(SLOT);
     let before = std::fs::read(&path).unwrap();

@@ -114,7 +114,7 @@ fn an_older_component_memento_is_migrated_or_refused_and_a_newer_one_refused() {
         .build()
         .unwrap();
     let loaded = manager.load(SLOT).unwrap();
-    assert_eq!(loaded.snapshot.version("component/Health"), Some(3));
+    assert_eq!(loaded.snapshot.memento_version("component/Health"), Some(3));
     assert!(matches!(
         loaded.snapshot.check_version("component/Health", 2),
         Err(Error::NewerMemento { .. })

@@ -45,8 +45,8 @@ fn assert_same_content(original: &[u8], packed: &[u8], key: Option<&Key>, what: 
     for id in ids1 {
         assert_eq!(s1.raw(id), s2.raw(id), "{what}: memento {id}");
         assert_eq!(
-            s1.version(id),
-            s2.version(id),
+            s1.memento_version(id),
+            s2.memento_version(id),
             "{what}: memento {id}'s version"
         );
     }

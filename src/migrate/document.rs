@@ -25,11 +25,11 @@ use crate::format::DEFAULT_MEMENTO_VERSION;
 /// # Ok::<(), savegame::migrate::MigrationError>(())
 /// ```
 ///
-/// Each memento also has a version of its own ([`version`](Self::version)): the one its save
+/// Each memento also has a version of its own ([`memento_version`](Self::memento_version)): the one its save
 /// recorded, [`DEFAULT_MEMENTO_VERSION`] for a memento of a format-1 file or one a step
 /// creates. A whole-memento move (`/hero` → `/player`) carries its version along; a memento a
 /// step adds, splits out or replaces under a new id starts at the default, unless the step
-/// sets one with [`set_version`](Self::set_version).
+/// sets one with [`set_memento_version`](Self::set_memento_version).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Document {
     mementos: BTreeMap<String, Value>,
@@ -57,7 +57,7 @@ impl Document {
 
     /// The version of memento `id`, or `None` if there is no such memento.
     #[must_use]
-    pub fn version(&self, id: &str) -> Option<u32> {
+    pub fn memento_version(&self, id: &str) -> Option<u32> {
         self.mementos.contains_key(id).then(|| {
             self.versions
                 .get(id)
@@ -70,7 +70,7 @@ impl Document {
     ///
     /// # Errors
     /// When there is no such memento.
-    pub fn set_version(&mut self, id: &str, version: u32) -> Result<(), MigrationError> {
+    pub fn set_memento_version(&mut self, id: &str, version: u32) -> Result<(), MigrationError> {
         if !self.mementos.contains_key(id) {
             return Err(MigrationError::new(pointer_of(&[id]), "no such memento"));
         }
@@ -326,7 +326,7 @@ impl Document {
         }
         // A whole memento moves with its version.
         let version = match from {
-            [id] => self.version(id),
+            [id] => self.memento_version(id),
             _ => None,
         };
         let value = self.remove_at(from)?;

@@ -70,7 +70,7 @@ impl Migrations {
         }
         let ids: Vec<String> = doc.ids().map(str::to_owned).collect();
         for id in ids {
-            let Some(from) = doc.version(&id) else {
+            let Some(from) = doc.memento_version(&id) else {
                 continue;
             };
             let value = doc
@@ -83,7 +83,7 @@ impl Migrations {
                 })?;
             let to = self.migrate_memento(&id, value, from)?;
             if to != from {
-                doc.set_version(&id, to)
+                doc.set_memento_version(&id, to)
                     .map_err(|source| Error::MementoMigration {
                         id: id.clone(),
                         from,
@@ -110,7 +110,7 @@ impl Migrations {
         let stale: Vec<(String, u32)> = snapshot
             .ids()
             .filter_map(|id| {
-                let version = snapshot.version(id)?;
+                let version = snapshot.memento_version(id)?;
                 let end = self.memento_version(id)?;
                 (version != end).then(|| (id.to_owned(), version))
             })
@@ -126,7 +126,7 @@ impl Migrations {
             let mut value: Value = codec.decode(raw).map_err(|e| e.decoding(&id))?;
             let new_version = self.migrate_memento(&id, &mut value, version)?;
             snapshot.capture_memento(&id, &value)?;
-            snapshot.set_version(&id, new_version)?;
+            snapshot.set_memento_version(&id, new_version)?;
         }
         Ok(snapshot)
     }
@@ -254,7 +254,9 @@ impl Migrations {
                 };
                 bytes = Some(next);
             }
-            let version = snapshot.version(id).unwrap_or(DEFAULT_MEMENTO_VERSION);
+            let version = snapshot
+                .memento_version(id)
+                .unwrap_or(DEFAULT_MEMENTO_VERSION);
             done.push((id.as_str(), version, bytes.unwrap_or_else(|| raw.to_vec())));
         }
         let skip: BTreeSet<(usize, usize)> =
@@ -272,7 +274,7 @@ impl Migrations {
         let mut migrated = from_document(doc, snapshot.codec(), snapshot.metadata().clone())?;
         for (id, version, bytes) in done {
             migrated.insert_raw(id, bytes)?;
-            migrated.set_version(id, version)?;
+            migrated.set_memento_version(id, version)?;
         }
         Ok(Some(migrated))
     }
@@ -300,7 +302,7 @@ fn document_of(snapshot: &Snapshot, keep: impl Fn(&str) -> bool) -> Result<Docum
         let raw = snapshot.raw(id).unwrap_or_default();
         let value: Value = codec.decode(raw).map_err(|e| e.decoding(id))?;
         let version = snapshot
-            .version(id)
+            .memento_version(id)
             .unwrap_or(crate::format::DEFAULT_MEMENTO_VERSION);
         mementos.push((id.to_owned(), version, value));
     }
@@ -316,7 +318,7 @@ pub fn from_document(doc: Document, codec: Codec, metadata: crate::Metadata) -> 
     *snapshot.metadata_mut() = metadata;
     for (id, version, value) in doc.into_versioned() {
         snapshot.capture_memento(&id, &value)?;
-        snapshot.set_version(&id, version)?;
+        snapshot.set_memento_version(&id, version)?;
     }
     Ok(snapshot)
 }

@@ -92,7 +92,11 @@ fn outcome(result: Result<Snapshot>) -> Result<Vec<(String, u32, Vec<u8>)>, Stri
         .ids()
         .map(|id| {
             let bytes = snapshot.raw(id).unwrap_or_default().to_vec();
-            (id.to_owned(), snapshot.version(id).unwrap_or(0), bytes)
+            (
+                id.to_owned(),
+                snapshot.memento_version(id).unwrap_or(0),
+                bytes,
+            )
         })
         .collect())
 }
@@ -107,7 +111,7 @@ fn same_both_ways(steps: &[(&str, &str)], mementos: &[(&str, Vec<u8>)]) -> bool 
     for (id, bytes) in mementos {
         snapshot.insert_raw(id, bytes.clone()).unwrap();
     }
-    snapshot.set_version(mementos[0].0, 4).unwrap();
+    snapshot.set_memento_version(mementos[0].0, 4).unwrap();
     let to = 1 + steps.len() as u32;
     let fast = migrations.migrate_mapping_bytes(&snapshot, 1, to).unwrap();
     let took_bytes = fast.is_some();

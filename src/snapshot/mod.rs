@@ -47,7 +47,7 @@ pub(crate) use self::seal::{FileOf, SealWith, Sealing, seal_entries};
 ///
 /// Each memento carries a version of its own beside the save's schema version (see
 /// [`Originator::memento_version`]): [`capture`](Self::capture) records the originator's,
-/// [`restore`](Self::restore) checks it, [`version`](Self::version) reads it.
+/// [`restore`](Self::restore) checks it, [`memento_version`](Self::memento_version) reads it.
 ///
 /// ```
 /// use savegame::{Codec, Originator, Snapshot};
@@ -198,7 +198,7 @@ impl Snapshot {
     /// without a version, and for every memento of a format-1 file), or `None` if there is
     /// none.
     #[must_use]
-    pub fn version(&self, id: &str) -> Option<u32> {
+    pub fn memento_version(&self, id: &str) -> Option<u32> {
         self.mementos.contains_key(id).then(|| {
             self.versions
                 .get(id)
@@ -212,7 +212,7 @@ impl Snapshot {
     ///
     /// # Errors
     /// [`Error::MissingMemento`] if there is none.
-    pub fn set_version(&mut self, id: &str, version: u32) -> Result<()> {
+    pub fn set_memento_version(&mut self, id: &str, version: u32) -> Result<()> {
         if !self.mementos.contains_key(id) {
             return Err(Error::MissingMemento { id: id.to_owned() });
         }
@@ -280,7 +280,7 @@ impl Snapshot {
     /// [`Error::NewerMemento`] (newer).
     pub fn check_version(&self, id: &str, expected: u32) -> Result<()> {
         let found = self
-            .version(id)
+            .memento_version(id)
             .ok_or_else(|| Error::MissingMemento { id: id.to_owned() })?;
         if found < expected {
             return Err(Error::NoMementoMigrationPath {
@@ -331,7 +331,7 @@ impl Snapshot {
     }
 
     /// Stores already-encoded memento bytes under `id`, at [`DEFAULT_MEMENTO_VERSION`]
-    /// (change it with [`set_version`](Self::set_version)). The bytes must be one complete
+    /// (change it with [`set_memento_version`](Self::set_memento_version)). The bytes must be one complete
     /// value in the snapshot's codec; they are checked when decoded, not here.
     ///
     /// # Errors

@@ -2,7 +2,10 @@
 # Builds the web demo (web/demo: Coin walk, saving to IndexedDB) into a folder of static
 # files, and with `serve` serves it on http://localhost:8000 (PORT to change it).
 #
-#   scripts/web-demo.sh [build|serve]     (default: serve)
+#   scripts/web-demo.sh [build|serve|harness]     (default: serve)
+#
+# `harness` builds the page of the browser bench and the kill test instead (web/harness, the
+# same pipeline), into $WEB_HARNESS_OUT, default <target dir>/web-harness.
 #
 # Needs the wasm32-unknown-unknown target and wasm-bindgen-cli at the version Cargo.lock
 # pins (scripts/test.sh installs both).
@@ -11,14 +14,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target_dir=${CARGO_TARGET_DIR:-target}
+crate=savegame-web-demo
+static=web/demo/static
 out=${WEB_DEMO_OUT:-$target_dir/web-demo}
+if [ "${1:-serve}" = harness ]; then
+    crate=savegame-web-harness
+    static=web/harness/static
+    out=${WEB_HARNESS_OUT:-$target_dir/web-harness}
+fi
+module=${crate//-/_}
 
 # The wasm-release profile (Cargo.toml): the release build, optimised for size, with LTO.
-cargo build --profile wasm-release --target wasm32-unknown-unknown -p savegame-web-demo
+cargo build --profile wasm-release --target wasm32-unknown-unknown -p "$crate"
 rm -rf "$out"
 mkdir -p "$out/pkg"
 wasm-bindgen --target web --no-typescript --out-dir "$out/pkg" \
-    "$target_dir/wasm32-unknown-unknown/wasm-release/savegame_web_demo.wasm"
+    "$target_dir/wasm32-unknown-unknown/wasm-release/$module.wasm"
 # wasm-opt shrinks the module, where a recent one is at hand: binaryen 116 or newer (older
 # ones, such as Debian's 108, break wasm-bindgen's externref table). scripts/test.sh installs
 # binaryen from the npm registry into the target folder when none is.
@@ -32,12 +43,12 @@ for candidate in ${WASM_OPT:-} wasm-opt "$target_dir/tools/binaryen/node_modules
 done
 if [ -n "$wasm_opt" ]; then
     "$wasm_opt" -Oz --strip-debug --strip-producers \
-        -o "$out/pkg/savegame_web_demo_bg.wasm" "$out/pkg/savegame_web_demo_bg.wasm"
+        -o "$out/pkg/${module}_bg.wasm" "$out/pkg/${module}_bg.wasm"
 else
     echo "no wasm-opt 116 or newer: the module is not shrunk further"
 fi
-cp web/demo/static/index.html "$out/"
-echo "web demo in $out ($(wc -c <"$out/pkg/savegame_web_demo_bg.wasm") bytes of wasm)"
+cp "$static"/* "$out/"
+echo "$crate's page in $out ($(wc -c <"$out/pkg/${module}_bg.wasm") bytes of wasm)"
 
 if [ "${1:-serve}" = serve ]; then
     port=${PORT:-8000}

@@ -1,0 +1,125 @@
+//! What the harness does in plain JavaScript: the floor's one raw IndexedDB put or get, and
+//! the meter of the page's longest block.
+
+use js_sys::{Promise, Uint8Array};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(inline_js = r#"
+// The floor: one object store, one put or one get in one transaction, committed with the
+// durability IndexedDbSaves commits with.
+export function floor_open(name) {
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(name, 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("objects");
+    open.onsuccess = () => resolve(open.result);
+    open.onerror = () => reject(open.error);
+  });
+}
+export function floor_put(db, key, bytes) {
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction("objects", "readwrite", { durability: "strict" });
+    tx.objectStore("objects").put(bytes, key);
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error);
+  });
+}
+export function floor_get(db, key) {
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction("objects", "readonly");
+    const req = tx.objectStore("objects").get(key);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+// The block meter: a task posted to itself over a MessageChannel, again and again; the
+// longest gap between two of them is the longest the page's thread was busy with anything
+// else (a frame waits as long).
+export function meter_start() {
+  const m = { channel: new MessageChannel(), last: performance.now(), longest: 0, on: true };
+  m.channel.port1.onmessage = () => {
+    const now = performance.now();
+    m.longest = Math.max(m.longest, now - m.last);
+    m.last = now;
+    if (m.on) m.channel.port2.postMessage(0);
+  };
+  m.channel.port2.postMessage(0);
+  return m;
+}
+export function meter_stop(m) {
+  m.on = false;
+  m.channel.port1.onmessage = null;
+  return Math.max(m.longest, performance.now() - m.last);
+}
+"#)]
+extern "C" {
+    fn floor_open(name: &str) -> Promise;
+    fn floor_put(db: &JsValue, key: &str, bytes: &Uint8Array) -> Promise;
+    fn floor_get(db: &JsValue, key: &str) -> Promise;
+    fn meter_start() -> JsValue;
+    fn meter_stop(meter: &JsValue) -> f64;
+}
+
+/// A raw IndexedDB database for the floor.
+pub struct Floor {
+    db: JsValue,
+}
+
+impl Floor {
+    /// Opens (creating) the database `name`.
+    ///
+    /// # Errors
+    /// What the browser threw.
+    pub async fn open(name: &str) -> Result<Floor, JsValue> {
+        Ok(Floor {
+            db: JsFuture::from(floor_open(name)).await?,
+        })
+    }
+
+    /// One put of `bytes` in one transaction, awaited until it completed.
+    ///
+    /// # Errors
+    /// What the browser threw.
+    pub async fn put(&self, key: &str, bytes: &[u8]) -> Result<(), JsValue> {
+        JsFuture::from(floor_put(&self.db, key, &Uint8Array::from(bytes))).await?;
+        Ok(())
+    }
+
+    /// One get, its bytes copied into the module's memory.
+    ///
+    /// # Errors
+    /// What the browser threw, or a missing object.
+    pub async fn get(&self, key: &str) -> Result<Vec<u8>, JsValue> {
+        let value = JsFuture::from(floor_get(&self.db, key)).await?;
+        value
+            .dyn_ref::<Uint8Array>()
+            .map(Uint8Array::to_vec)
+            .ok_or_else(|| JsValue::from_str("the floor's object is missing"))
+    }
+}
+
+/// The meter of the page's longest block, running from [`Meter::start`].
+pub struct Meter(JsValue);
+
+impl Meter {
+    /// Starts measuring.
+    #[must_use]
+    pub fn start() -> Meter {
+        Meter(meter_start())
+    }
+
+    /// The longest the page's thread was blocked since the start, in milliseconds.
+    #[must_use]
+    pub fn stop(self) -> f64 {
+        meter_stop(&self.0)
+    }
+}
+
+/// `performance.now()`, in milliseconds.
+#[must_use]
+pub fn now() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map_or_else(js_sys::Date::now, |p| p.now())
+}

@@ -25,6 +25,28 @@ pub struct SaveReport {
     pub saved_at: SystemTime,
 }
 
+impl SaveReport {
+    /// The report of a save a manager made somewhere else, as that code reports it: for a
+    /// layer that runs the save out of the caller's reach (`savegame-web`'s save worker, in
+    /// another thread of the browser) and hands its report back.
+    #[must_use]
+    pub fn new(
+        slot: SlotId,
+        path: PathBuf,
+        bytes: u64,
+        generation: u64,
+        saved_at: SystemTime,
+    ) -> Self {
+        SaveReport {
+            slot,
+            path,
+            bytes,
+            generation,
+            saved_at,
+        }
+    }
+}
+
 /// Where a loaded save came from.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

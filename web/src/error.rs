@@ -36,6 +36,14 @@ pub enum Error {
         /// Its message.
         message: String,
     },
+    /// The save worker failed: it stopped (its module crashed, the browser ended it), or it
+    /// answered with an error that has no typed form on the page (its message is kept here).
+    /// Whether the save was committed is then unknown; the previous save is intact either way.
+    #[error("the save worker failed: {reason}")]
+    Worker {
+        /// What the worker, or its end, said.
+        reason: String,
+    },
 }
 
 /// The result of this crate's operations.

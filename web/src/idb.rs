@@ -15,7 +15,7 @@ use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::closure::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{DomException, IdbDatabase, IdbRequest, IdbTransaction};
+use web_sys::{DomException, IdbDatabase, IdbFactory, IdbRequest, IdbTransaction};
 
 use crate::error::{Error, Result};
 use crate::working::{Change, head_of};
@@ -100,11 +100,11 @@ pub(crate) async fn open(name: &str) -> Result<IdbDatabase> {
         operation: "opening IndexedDB",
         reason,
     };
-    let window = web_sys::window().ok_or_else(|| unavailable("no window".into()))?;
-    let factory = window
-        .indexed_db()
+    // `indexedDB` of the global scope: a page's window, or a worker's scope.
+    let factory = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
         .map_err(|e| browser_error("opening IndexedDB", &e))?
-        .ok_or_else(|| unavailable("this browser has no IndexedDB".into()))?;
+        .dyn_into::<IdbFactory>()
+        .map_err(|_| unavailable("this browser has no IndexedDB here".into()))?;
     let open = factory
         .open_with_u32(name, DB_VERSION)
         .map_err(|e| browser_error("opening IndexedDB", &e))?;

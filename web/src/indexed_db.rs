@@ -12,6 +12,7 @@ use web_sys::IdbDatabase;
 
 use crate::error::Result;
 use crate::idb;
+use crate::worker::SaveWorker;
 use crate::working::WorkingSet;
 
 /// How many times an operation is run again after fetching objects it wanted and that were not
@@ -89,6 +90,7 @@ pub struct IndexedDbSaves {
     manager: SaveLoadManager,
     turns: Turns,
     bytes_read: Cell<u64>,
+    worker: Option<SaveWorker>,
 }
 
 impl IndexedDbSaves {
@@ -110,7 +112,18 @@ impl IndexedDbSaves {
             manager,
             turns: Turns::default(),
             bytes_read: Cell::new(0),
+            worker: None,
         })
+    }
+
+    /// Saves (and autosaves) through `worker` from now on: encoded, sealed and committed in
+    /// the worker, off the page's thread (see [`SaveWorker`]). Loads, the load menu and every
+    /// other call stay on the page; they take turns with the saves as before, so a load after
+    /// a save sees it. The worker must serve a manager built as this one is.
+    #[must_use]
+    pub fn with_worker(mut self, worker: SaveWorker) -> Self {
+        self.worker = Some(worker);
+        self
     }
 
     /// The manager: for [`snapshot`](SaveLoadManager::snapshot) and the settings. Its own
@@ -128,7 +141,22 @@ impl IndexedDbSaves {
     /// The manager's error; [`Error::QuotaExceeded`](crate::Error::QuotaExceeded) when the
     /// origin's quota refuses it; the browser's error. In every case nothing was written and
     /// the previous save loads as before.
+    ///
+    /// With a [`SaveWorker`] attached, the mementos are encoded on the page in slices (see
+    /// [`with_worker`](Self::with_worker)) and the rest is done by the worker; the errors are
+    /// the same, and [`Error::Worker`](crate::Error::Worker) when the worker itself failed.
     pub async fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        if let Some(worker) = &self.worker {
+            let _turn = self.turns.take().await;
+            return worker
+                .save(
+                    self.db.name(),
+                    Some(slot.file_name()),
+                    &self.manager,
+                    snapshot,
+                )
+                .await;
+        }
         self.transact(Needs::Slot(slot), |m| m.save(slot, snapshot))
             .await
     }
@@ -138,6 +166,12 @@ impl IndexedDbSaves {
     /// # Errors
     /// As for [`save`](Self::save).
     pub async fn autosave(&self, snapshot: &Snapshot) -> Result<SaveReport> {
+        if let Some(worker) = &self.worker {
+            let _turn = self.turns.take().await;
+            return worker
+                .save(self.db.name(), None, &self.manager, snapshot)
+                .await;
+        }
         self.transact(Needs::Heads, |m| m.autosave(snapshot)).await
     }
 
@@ -229,6 +263,9 @@ impl IndexedDbSaves {
     /// (A page that is going away needs no call: the browser closes it.)
     pub fn close(&self) {
         self.db.close();
+        if let Some(worker) = &self.worker {
+            worker.close(self.db.name());
+        }
     }
 
     async fn fetch(&self, names: &[String]) -> Result<()> {

@@ -2,13 +2,16 @@
 //! and chromedriver; `scripts/test.sh` runs them): a 1 MB encrypted world in IndexedDB, the
 //! load menu from head records, the fallback to a backup when the primary record is damaged,
 //! a save that cannot commit, localStorage's quota with the previous save intact, and every
-//! fixture of `fixtures/` loaded and migrated in the browser.
+//! fixture of `fixtures/` loaded and migrated in the browser. Every test that saves runs twice:
+//! with the saves made on the page, and through the save worker (`SaveWorker`, a dedicated
+//! worker running this same module, whose entry is [`test_save_worker`]).
 #![cfg(target_arch = "wasm32")]
 
 use savegame::{Codec, Key, SaveLoadManager, SlotId, SlotStatus, Snapshot};
 use savegame_testkit::versions::v3;
-use savegame_web::{IndexedDbSaves, LocalStorage};
+use savegame_web::{IndexedDbSaves, LocalStorage, SaveWorker};
 use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen_test::{console_log, wasm_bindgen_test, wasm_bindgen_test_configure};
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -73,17 +76,49 @@ fn builder() -> savegame::ManagerBuilder {
         .backups(1)
 }
 
+/// The save worker's entry: the worker serves managers built by [`builder`].
+#[wasm_bindgen]
+pub fn test_save_worker() -> Result<(), String> {
+    savegame_web::serve(builder).map_err(|e| e.to_string())
+}
+
+/// `builder`'s saves in the database `db`, made on the page or through a save worker.
+async fn open(db: &str, builder: savegame::ManagerBuilder, worker: bool) -> IndexedDbSaves {
+    let saves = IndexedDbSaves::open(db, builder).await.unwrap();
+    if worker {
+        saves.with_worker(SaveWorker::spawn("test_save_worker").await.unwrap())
+    } else {
+        saves
+    }
+}
+
+/// Two tests of one promise: the saves made on the page, and through the save worker.
+macro_rules! both_paths {
+    ($test:ident, $page:ident, $worker:ident) => {
+        #[wasm_bindgen_test]
+        async fn $page() {
+            $test(false).await;
+        }
+        #[wasm_bindgen_test]
+        async fn $worker() {
+            $test(true).await;
+        }
+    };
+}
+
 fn snapshot_of(manager: &SaveLoadManager, world: &World, label: &str) -> Snapshot {
     let mut snapshot = manager.snapshot().with_label(label);
     snapshot.capture_memento("world", world).unwrap();
     snapshot
 }
 
-#[wasm_bindgen_test]
-async fn a_1mb_world_saves_and_loads_encrypted_in_indexeddb() {
-    let saves = IndexedDbSaves::open(&fresh_name("world"), builder())
-        .await
-        .unwrap();
+both_paths!(
+    a_1mb_world_saves_and_loads_encrypted,
+    a_1mb_world_saves_and_loads_encrypted_in_indexeddb,
+    a_1mb_world_saves_and_loads_encrypted_through_the_worker
+);
+async fn a_1mb_world_saves_and_loads_encrypted(worker: bool) {
+    let saves = open(&fresh_name("world"), builder(), worker).await;
     let first = world(1, 24_000);
     let second = world(2, 24_000);
     saves
@@ -111,16 +146,20 @@ async fn a_1mb_world_saves_and_loads_encrypted_in_indexeddb() {
     assert_eq!(loaded.snapshot.memento::<World>("world").unwrap(), second);
 
     console_log!(
-        "timing: 1 MB world ({} bytes, encrypted, MessagePack, 1 backup) in IndexedDB: \
-         save {save_ms:.0} ms, load {load_ms:.0} ms",
+        "timing: 1 MB world ({} bytes, encrypted, MessagePack, 1 backup) in IndexedDB, \
+         worker {worker}: save {save_ms:.0} ms, load {load_ms:.0} ms",
         report.bytes
     );
 }
 
-#[wasm_bindgen_test]
-async fn a_new_connection_sees_every_committed_save() {
+both_paths!(
+    a_new_connection_sees_every_committed_save,
+    a_new_connection_sees_every_committed_save_on_the_page,
+    a_new_connection_sees_every_committed_save_through_the_worker
+);
+async fn a_new_connection_sees_every_committed_save(worker: bool) {
     let db = fresh_name("reopen");
-    let saves = IndexedDbSaves::open(&db, builder()).await.unwrap();
+    let saves = open(&db, builder(), worker).await;
     let w = world(3, 2_000);
     saves
         .save(SLOT, &snapshot_of(saves.manager(), &w, "kept"))
@@ -133,10 +172,14 @@ async fn a_new_connection_sees_every_committed_save() {
     assert_eq!(loaded.snapshot.metadata().label, "kept");
 }
 
-#[wasm_bindgen_test]
-async fn the_load_menu_reads_head_records_not_saves() {
+both_paths!(
+    the_load_menu_reads_head_records_not_saves,
+    the_load_menu_reads_head_records_not_saves_on_the_page,
+    the_load_menu_reads_head_records_not_saves_through_the_worker
+);
+async fn the_load_menu_reads_head_records_not_saves(worker: bool) {
     let db = fresh_name("menu");
-    let saves = IndexedDbSaves::open(&db, builder()).await.unwrap();
+    let saves = open(&db, builder(), worker).await;
     let big = world(4, 24_000);
     for (n, label) in [(1, "Forest"), (2, "Temple"), (3, "第三关")] {
         let snapshot = snapshot_of(saves.manager(), &big, label)
@@ -183,11 +226,13 @@ fn age_ms(t: std::time::SystemTime) -> f64 {
     now_ms() - at
 }
 
-#[wasm_bindgen_test]
-async fn a_damaged_primary_record_falls_back_to_the_backup() {
-    let saves = IndexedDbSaves::open(&fresh_name("damaged"), builder())
-        .await
-        .unwrap();
+both_paths!(
+    a_damaged_primary_record_falls_back_to_the_backup,
+    a_damaged_primary_record_falls_back_to_the_backup_on_the_page,
+    a_damaged_primary_record_falls_back_to_the_backup_through_the_worker
+);
+async fn a_damaged_primary_record_falls_back_to_the_backup(worker: bool) {
+    let saves = open(&fresh_name("damaged"), builder(), worker).await;
     let (older, newer) = (world(5, 3_000), world(6, 3_000));
     saves
         .save(SLOT, &snapshot_of(saves.manager(), &older, "older"))
@@ -241,10 +286,14 @@ async fn a_damaged_primary_record_falls_back_to_the_backup() {
     );
 }
 
-#[wasm_bindgen_test]
-async fn a_save_that_cannot_commit_leaves_the_previous_save() {
+both_paths!(
+    a_save_that_cannot_commit_leaves_the_previous_save,
+    a_save_that_cannot_commit_leaves_the_previous_save_on_the_page,
+    a_save_that_cannot_commit_leaves_the_previous_save_through_the_worker
+);
+async fn a_save_that_cannot_commit_leaves_the_previous_save(worker: bool) {
     let db = fresh_name("closed");
-    let saves = IndexedDbSaves::open(&db, builder()).await.unwrap();
+    let saves = open(&db, builder(), worker).await;
     let kept = world(7, 2_000);
     saves
         .save(SLOT, &snapshot_of(saves.manager(), &kept, "kept"))
@@ -506,4 +555,115 @@ async fn an_integrity_only_save_stripped_of_its_flag_is_refused_in_the_browser()
         };
         assert!(refused, "allow_plain {allow_plain}: {err:?}");
     }
+}
+
+/// Everything of a snapshot crosses to the worker: the label, playtime, app version, user
+/// fields and thumbnail the load menu shows, each memento's version, and an autosave.
+#[wasm_bindgen_test]
+async fn a_snapshot_crosses_to_the_worker_whole() {
+    let saves = open(&fresh_name("whole"), builder(), true).await;
+    let thumbnail: Vec<u8> = (0..=255).cycle().take(3_000).collect();
+    let mut snapshot = saves
+        .manager()
+        .snapshot()
+        .with_label("Temple, 第三关")
+        .with_playtime(std::time::Duration::from_millis(61_234))
+        .with_app_version("1.4.2")
+        .with_user_field("chapter", "3")
+        .with_thumbnail(thumbnail.clone());
+    snapshot.capture_memento("world", &world(11, 500)).unwrap();
+    snapshot
+        .capture_memento_versioned("player", &("hero", 42u32), 3)
+        .unwrap();
+    saves.save(SLOT, &snapshot).await.unwrap();
+    let loaded = saves.load(SLOT).await.unwrap();
+    let meta = loaded.snapshot.metadata();
+    assert_eq!(
+        (
+            meta.label.as_str(),
+            meta.playtime.as_millis(),
+            meta.app_version.as_str()
+        ),
+        ("Temple, 第三关", 61_234, "1.4.2")
+    );
+    assert_eq!(meta.user.get("chapter").map(String::as_str), Some("3"));
+    assert_eq!(meta.thumbnail.as_deref(), Some(thumbnail.as_slice()));
+    assert_eq!(loaded.snapshot.memento_version("player"), Some(3));
+    assert_eq!(
+        loaded.snapshot.memento::<World>("world").unwrap(),
+        world(11, 500)
+    );
+    let menu = saves.list().await.unwrap();
+    assert_eq!(menu[0].label(), Some("Temple, 第三关"));
+
+    let report = saves.autosave(&snapshot).await.unwrap();
+    assert_eq!(report.slot, SlotId::Autosave(1));
+    let loaded = saves.load(SlotId::Autosave(1)).await.unwrap();
+    assert_eq!(loaded.snapshot.metadata().label, "Temple, 第三关");
+}
+
+/// The worker's errors arrive typed: a slot holding a save of a newer schema is refused
+/// (never overwritten), and a page whose manager is not built as the worker's is refused
+/// before anything is written.
+#[wasm_bindgen_test]
+async fn the_workers_errors_arrive_typed() {
+    let db = fresh_name("typed");
+    let newer = IndexedDbSaves::open(&db, builder().schema_version(2))
+        .await
+        .unwrap();
+    let w = world(12, 300);
+    newer
+        .save(SLOT, &snapshot_of(newer.manager(), &w, "newer game"))
+        .await
+        .unwrap();
+    let saves = open(&db, builder(), true).await;
+    let err = saves
+        .save(SLOT, &snapshot_of(saves.manager(), &w, "older game"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            savegame_web::Error::Save(savegame::Error::NewerSchema {
+                found: 2,
+                supported: 1
+            })
+        ),
+        "{err:?}"
+    );
+    let kept = newer.load(SLOT).await.unwrap();
+    assert_eq!(kept.snapshot.metadata().label, "newer game");
+
+    // A page without the key, beside a worker that has it: refused, nothing written.
+    let unkeyed = IndexedDbSaves::open(&db, SaveLoadManager::builder().codec(Codec::MessagePack))
+        .await
+        .unwrap()
+        .with_worker(SaveWorker::spawn("test_save_worker").await.unwrap());
+    let err = unkeyed
+        .save(
+            SlotId::Numbered(2),
+            &snapshot_of(unkeyed.manager(), &w, "plain"),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            savegame_web::Error::Save(savegame::Error::Config { .. })
+        ),
+        "{err:?}"
+    );
+    let menu = newer.list().await.unwrap();
+    assert_eq!(menu.len(), 1, "{menu:?}");
+}
+
+/// A worker whose module exports no such entry fails to start, with a typed error that says
+/// why, and no save is attempted.
+#[wasm_bindgen_test]
+async fn a_worker_without_its_entry_does_not_start() {
+    let err = SaveWorker::spawn("no_such_entry").await.unwrap_err();
+    assert!(
+        matches!(err, savegame_web::Error::Unavailable { ref reason, .. } if reason.contains("no_such_entry")),
+        "{err:?}"
+    );
 }

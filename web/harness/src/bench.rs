@@ -16,7 +16,6 @@ const KEY: [u8; 32] = *b"the harness key: 32 bytes long!!";
 
 /// The manager every bench and kill-test save uses: MessagePack, encrypted, one backup (the
 /// defaults a game keeps).
-#[must_use]
 pub fn builder() -> savegame::ManagerBuilder {
     SaveLoadManager::builder()
         .codec(Codec::MessagePack)

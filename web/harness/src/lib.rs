@@ -19,10 +19,22 @@ pub async fn bench(sizes: Vec<u32>, reps: u32, worker: bool) -> Result<String, S
     bench::run(&sizes, reps, worker).await
 }
 
-/// `saves` with the save worker attached.
+/// The save worker's entry: it serves the managers of [`bench::builder`].
+///
+/// # Errors
+/// When this is not a dedicated worker.
+#[wasm_bindgen]
+pub fn harness_save_worker() -> Result<(), String> {
+    savegame_web::serve(bench::builder).map_err(|e| e.to_string())
+}
+
+/// `saves` with a save worker attached.
 ///
 /// # Errors
 /// Why the worker could not start.
 pub async fn attach_worker(saves: IndexedDbSaves) -> Result<IndexedDbSaves, String> {
-    Err(format!("{saves:?}: no save worker in this build"))
+    let worker = savegame_web::SaveWorker::spawn("harness_save_worker")
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(saves.with_worker(worker))
 }

@@ -52,13 +52,22 @@ def main():
                 med = {k: statistics.median(s["ms"] for s in f[k])
                        for k in ("save", "floor_save", "load", "floor_load")}
                 block = {k: max(s["block_ms"] for s in f[k]) for k in ("save", "floor_save")}
+                stretch = max(s["stretch_ms"] for s in f["save"])
+                capture = max(s["capture_ms"] for s in f["save"])
+                gaps = sorted(s["block_ms"] for s in f["save"])
                 print(f"{f['megabytes']:>3} MB world ({f['file_bytes']} bytes), {f['path']}: "
                       f"save {med['save']:.0f} ms vs floor {med['floor_save']:.0f} ms "
                       f"= {med['save'] / med['floor_save']:.2f}x; "
                       f"load {med['load']:.0f} ms vs floor {med['floor_load']:.0f} ms "
                       f"= {med['load'] / med['floor_load']:.2f}x; "
                       f"longest block per save {block['save']:.1f} ms "
-                      f"(floor's {block['floor_save']:.1f} ms)")
+                      f"(heartbeat gaps {', '.join(f'{g:.1f}' for g in gaps)}; the save's own "
+                      f"longest stretch {stretch:.1f} ms; the game's capture before it "
+                      f"{capture:.1f} ms) "
+                      f"(floor's {block['floor_save']:.1f} ms); the floor's parts: capture, "
+                      f"encode and seal {statistics.median(f['seal_ms']):.0f} ms, "
+                      f"put {statistics.median(f['put_ms']):.0f} ms, "
+                      f"get {statistics.median(f['get_ms']):.0f} ms")
         return 0
     finally:
         browser.quit()

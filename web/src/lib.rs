@@ -57,7 +57,7 @@ mod working;
 pub use error::{Error, QuotaExceeded, Result, is_quota_exceeded};
 pub use indexed_db::IndexedDbSaves;
 pub use local::LocalStorage;
-pub use worker::{SaveWorker, serve};
+pub use worker::{SLICE_MS, SaveWorker, Slices, serve};
 
 /// The guide's browser chapter, whose code blocks are compiled as doctests here (they need a
 /// browser to run; `tests/browser.rs` runs the same calls in headless Chromium).

@@ -207,6 +207,19 @@ impl Storage for WorkingSet {
         Ok(())
     }
 
+    /// `first` (the backup rotation), then the put: no staged copy, since nothing here is
+    /// stored before the one transaction that commits every change of the operation or none.
+    /// (The default would copy a 10 MB save twice more in memory, and compare it once.)
+    fn put_after(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        first: &mut dyn FnMut() -> io::Result<()>,
+    ) -> io::Result<()> {
+        first()?;
+        self.put(name, bytes)
+    }
+
     fn delete(&self, name: &str) -> io::Result<()> {
         let mut inner = self.inner();
         if inner.entries.contains_key(name) {

@@ -4,7 +4,7 @@
 //! then the open), and the longest the page's thread was blocked during each save.
 
 use savegame::{Codec, Key, SaveLoadManager, SlotId, Snapshot};
-use savegame_web::IndexedDbSaves;
+use savegame_web::{IndexedDbSaves, Slices};
 use serde::Serialize;
 use wasm_bindgen::JsValue;
 
@@ -26,8 +26,13 @@ pub fn builder() -> savegame::ManagerBuilder {
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 struct Sample {
     ms: f64,
-    /// The longest block of the page's thread during it.
+    /// The longest block of the page's thread during it (the heartbeat's longest gap).
     block_ms: f64,
+    /// The game's capture before the save (`create_memento` of every chunk), on the page: its
+    /// longest slice, through the worker.
+    capture_ms: f64,
+    /// The longest stretch of the save's own work on the page (the save worker's figure).
+    stretch_ms: f64,
 }
 
 /// The figures of one world size.
@@ -40,6 +45,10 @@ struct Figures {
     floor_save: Vec<Sample>,
     load: Vec<Sample>,
     floor_load: Vec<Sample>,
+    /// The floor's parts: the capture with the encoding and sealing; the put; the get.
+    seal_ms: Vec<f64>,
+    put_ms: Vec<f64>,
+    get_ms: Vec<f64>,
 }
 
 fn js_err(e: &JsValue) -> String {
@@ -64,7 +73,14 @@ async fn timed<T, F: std::future::Future<Output = Result<T, String>>>(
     let out = f().await?;
     let ms = now() - t0;
     let block_ms = meter.stop();
-    Ok((out, Sample { ms, block_ms }))
+    Ok((
+        out,
+        Sample {
+            ms,
+            block_ms,
+            ..Sample::default()
+        },
+    ))
 }
 
 async fn one_size(megabytes: u32, reps: u32, worker: bool) -> Result<Figures, String> {
@@ -92,25 +108,55 @@ async fn one_size(megabytes: u32, reps: u32, worker: bool) -> Result<Figures, St
         floor_save: Vec::new(),
         load: Vec::new(),
         floor_load: Vec::new(),
+        seal_ms: Vec::new(),
+        put_ms: Vec::new(),
+        get_ms: Vec::new(),
     };
     for rep in 0..reps {
         let generation = u64::from(rep) + 2;
-        let (_, floor_save) = timed(|| async {
+        let ((seal_ms, put_ms), floor_save) = timed(|| async {
+            let t0 = now();
             let snapshot = snapshot_of(manager, &world, "floor")?;
             let bytes = snapshot
                 .seal_file(SLOT, manager.schema_version(), generation, Some(&key))
                 .map_err(|e| e.to_string())?;
-            floor.put("slot", &bytes).await.map_err(|e| js_err(&e))
+            let t1 = now();
+            floor.put("slot", &bytes).await.map_err(|e| js_err(&e))?;
+            Ok((t1 - t0, now() - t1))
         })
         .await?;
-        let (_, save) = timed(|| async {
-            let snapshot = snapshot_of(manager, &world, "save")?;
-            saves.save(SLOT, &snapshot).await.map_err(|e| e.to_string())
+        let (capture_ms, mut save) = timed(|| async {
+            let t0 = now();
+            // Through the worker, the capture too is cut into slices, as a game would.
+            let (snapshot, capture_ms) = if worker {
+                let mut snapshot = manager.snapshot().with_label("save");
+                let mut slices = Slices::new();
+                for chunk in &world {
+                    snapshot
+                        .capture(&chunk_id(chunk.index), chunk)
+                        .map_err(|e| e.to_string())?;
+                    slices.tick().await;
+                }
+                let longest = slices.longest_ms();
+                (snapshot, longest)
+            } else {
+                (snapshot_of(manager, &world, "save")?, now() - t0)
+            };
+            saves
+                .save(SLOT, &snapshot)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(capture_ms)
         })
         .await?;
-        let (_, floor_load) = timed(|| async {
+        save.capture_ms = capture_ms;
+        save.stretch_ms = saves.worker().map_or(0.0, |w| w.longest_stretch_ms());
+        let (get_ms, floor_load) = timed(|| async {
+            let t0 = now();
             let bytes = floor.get("slot").await.map_err(|e| js_err(&e))?;
-            Snapshot::open_file(bytes, &key).map_err(|e| e.to_string())
+            let get_ms = now() - t0;
+            Snapshot::open_file(bytes, &key).map_err(|e| e.to_string())?;
+            Ok(get_ms)
         })
         .await?;
         let (loaded, load) =
@@ -129,6 +175,9 @@ async fn one_size(megabytes: u32, reps: u32, worker: bool) -> Result<Figures, St
         figures.save.push(save);
         figures.floor_load.push(floor_load);
         figures.load.push(load);
+        figures.seal_ms.push(seal_ms);
+        figures.put_ms.push(put_ms);
+        figures.get_ms.push(get_ms);
     }
     Ok(figures)
 }

@@ -51,7 +51,7 @@
 //! `#[wasm_bindgen(start)]` function runs it in the worker too: keep it from touching the
 //! page there (or start the page from an exported function, as the demo does).
 
-mod pieces;
+pub(crate) mod pieces;
 mod serve;
 pub(crate) mod wire;
 
@@ -69,6 +69,7 @@ use web_sys::{
     Blob, BlobPropertyBag, ErrorEvent, MessageEvent, Url, Worker, WorkerOptions, WorkerType,
 };
 
+pub use self::pieces::{SLICE_MS, Slices};
 pub use self::serve::serve;
 use self::wire::{Reply, Request, Settings, WireError};
 use crate::error::{Error, Result};
@@ -111,6 +112,8 @@ pub struct SaveWorker {
 struct Link {
     worker: Worker,
     next: Cell<u32>,
+    /// The longest stretch of the last save on the page's thread, in milliseconds.
+    longest_ms: Cell<f64>,
     /// The resolve function of each save waiting for its answer, by request id.
     waiting: Rc<RefCell<BTreeMap<u32, Function>>>,
     /// Why the worker stopped, once it did: every later save fails with it.
@@ -213,6 +216,7 @@ impl SaveWorker {
             return Err(Error::Worker { reason });
         }
         let mut pieces = pieces::pieces(snapshot).await?;
+        let sending = pieces::now();
         let id = link.next.get();
         link.next.set(id.wrapping_add(1));
         let request = pieces::request(id, db, slot, Settings::of(manager), snapshot, &mut pieces);
@@ -227,10 +231,12 @@ impl SaveWorker {
         let answered = Promise::new(&mut |resolve: Function, _reject: Function| {
             link.waiting.borrow_mut().insert(id, resolve);
         });
-        if let Err(thrown) = link
+        let posted = link
             .worker
-            .post_message_with_transfer(&message, &pieces.buffers)
-        {
+            .post_message_with_transfer(&message, &pieces.buffers);
+        link.longest_ms
+            .set(pieces.longest_ms.max(pieces::now() - sending));
+        if let Err(thrown) = posted {
             link.waiting.borrow_mut().remove(&id);
             return Err(e(thrown));
         }
@@ -239,10 +245,23 @@ impl SaveWorker {
             .map_err(e)?
             .as_string()
             .unwrap_or_default();
+        let reading = pieces::now();
         let reply: Reply = serde_json::from_str(&head).map_err(|e| Error::Worker {
             reason: format!("an answer that does not parse: {e}"),
         })?;
-        reply.result.map_err(Error::from)?.into_report()
+        let report = reply.result.map_err(Error::from)?.into_report();
+        link.longest_ms
+            .set(link.longest_ms.get().max(pieces::now() - reading));
+        report
+    }
+
+    /// The longest stretch the page's thread worked at the last save through this worker, in
+    /// milliseconds: encoding and copying one slice of mementos, sending them, or reading the
+    /// answer (measured with `performance.now()` around each). What a frame may have waited
+    /// for that save; the page's own capture before it (`create_memento`) is not counted.
+    #[must_use]
+    pub fn longest_stretch_ms(&self) -> f64 {
+        self.link.longest_ms.get()
     }
 
     /// Tells the worker to close its connection to `db`, as the page closed its own.
@@ -284,6 +303,7 @@ impl Link {
         Link {
             worker,
             next: Cell::new(0),
+            longest_ms: Cell::new(0.0),
             waiting,
             failed,
             _on_message: on_message,

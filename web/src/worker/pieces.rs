@@ -12,9 +12,10 @@ use web_sys::{MessageChannel, Performance};
 use super::wire::{SaveRequest, Settings};
 use crate::error::Result;
 
-/// How long the page works at a save before it yields to the event loop: half of the 8 ms a
-/// 60 fps frame can spare, so that a slice and the memento that ends it stay under it.
-pub(crate) const SLICE_MS: f64 = 4.0;
+/// How long the page works at a save before it yields to the event loop, in milliseconds:
+/// half of the 8 ms a 60 fps frame can spare, so that a slice and the memento that ends it
+/// stay under it.
+pub const SLICE_MS: f64 = 4.0;
 
 /// `performance.now()` where there is one (a page, a worker), else `Date.now()`.
 pub(crate) fn now() -> f64 {
@@ -41,12 +42,70 @@ pub(crate) async fn yield_now() {
     channel.port1().set_onmessage(None);
 }
 
+/// Work on the page's thread cut into slices of at most [`SLICE_MS`] (4 ms, half of the 8 ms
+/// a 60 fps frame can spare), with a yield to the event loop between two: what a save through
+/// a [`SaveWorker`](crate::SaveWorker) does with the mementos, and what a game does with its
+/// own capture of a big world, so that no frame waits on it.
+///
+/// ```no_run
+/// # async fn capture(chunks: &[savegame::Snapshot]) {}
+/// # async fn example(world: Vec<u32>, mut snapshot: savegame::Snapshot) -> savegame::Result<()> {
+/// let mut slices = savegame_web::Slices::new();
+/// for (i, chunk) in world.iter().enumerate() {
+///     snapshot.capture_memento(&format!("chunk-{i}"), chunk)?;
+///     slices.tick().await; // yields once 4 ms of work have gone by
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Slices {
+    started: f64,
+    longest: f64,
+}
+
+impl Default for Slices {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Slices {
+    /// The first slice starts now.
+    #[must_use]
+    pub fn new() -> Self {
+        Slices {
+            started: now(),
+            longest: 0.0,
+        }
+    }
+
+    /// Ends the slice and yields to the event loop when it has run [`SLICE_MS`] or more; else
+    /// returns at once. Call it between two pieces of work.
+    pub async fn tick(&mut self) {
+        let worked = now() - self.started;
+        if worked >= SLICE_MS {
+            self.longest = self.longest.max(worked);
+            yield_now().await;
+            self.started = now();
+        }
+    }
+
+    /// The longest slice so far, the current one included, in milliseconds (measured with
+    /// `performance.now()`).
+    #[must_use]
+    pub fn longest_ms(&self) -> f64 {
+        self.longest.max(now() - self.started)
+    }
+}
+
 /// The mementos of a snapshot as the worker gets them: their ids, versions and bytes (each an
 /// `ArrayBuffer` of its own, to transfer).
 pub(crate) struct Pieces {
     pub(crate) ids: Vec<String>,
     pub(crate) versions: Vec<u32>,
     pub(crate) buffers: Array,
+    /// The longest slice, in milliseconds.
+    pub(crate) longest_ms: f64,
 }
 
 /// Encodes and copies out every memento of `snapshot`, in slices (see the module docs).
@@ -58,20 +117,19 @@ pub(crate) async fn pieces(snapshot: &Snapshot) -> Result<Pieces> {
         ids: Vec::with_capacity(snapshot.len()),
         versions: Vec::with_capacity(snapshot.len()),
         buffers: Array::new(),
+        longest_ms: 0.0,
     };
     let ids: Vec<String> = snapshot.ids().map(str::to_owned).collect();
-    let mut slice_started = now();
+    let mut slices = Slices::new();
     for id in ids {
         let bytes = snapshot.encoded(&id)?;
         out.buffers.push(&Uint8Array::from(bytes).buffer());
         out.versions
             .push(snapshot.memento_version(&id).unwrap_or_default());
         out.ids.push(id);
-        if now() - slice_started >= SLICE_MS {
-            yield_now().await;
-            slice_started = now();
-        }
+        slices.tick().await;
     }
+    out.longest_ms = slices.longest_ms();
     Ok(out)
 }
 

@@ -15,6 +15,9 @@
 # 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
 # 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
 # 5. Builds the web demo and runs its screenshot test (scripts/page-test.py).
+# 6. Builds the harness page (web/harness) and runs the browser's crash test
+#    (scripts/kill-test.py): a full quota, 50 SIGKILLs of the whole browser mid-save, and tabs
+#    closed mid-save, every save that returned Ok loading afterwards.
 #
 # SAVEGAME_SKIP_INSTALL=1 skips step 1 (a machine without root or network, set up by hand).
 set -euo pipefail
@@ -109,6 +112,13 @@ step "the web page: a scripted save and load, a screenshot, the load menu's text
 out="$target_dir/web-demo"
 WEB_DEMO_OUT="$out" scripts/web-demo.sh build
 python3 scripts/page-test.py "$out" "$out/screenshot.png"
+
+step "the browser killed mid-save: 50 SIGKILLs, tabs closed, a full quota (scripts/kill-test.py)"
+t=$(date +%s)
+harness="$target_dir/web-harness"
+WEB_HARNESS_OUT="$harness" scripts/web-demo.sh harness
+python3 scripts/kill-test.py "$harness" --kills "${SAVEGAME_KILLS:-50}"
+took "the browser's crash test" "$t"
 
 echo
 echo "every test passed"

@@ -47,6 +47,25 @@ export function meter_start() {
   m.channel.port2.postMessage(0);
   return m;
 }
+// A report to the driver (the kill test's server keeps what the page says, in order).
+export function report(path, body) {
+  return fetch(path, { method: "POST", body: String(body) }).then(() => undefined);
+}
+// A blob of `n` bytes that do not compress, put in the database `name` (another database of
+// the origin than the saves'): what fills the quota.
+export function fill(name, key, n) {
+  const bytes = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(n, i + 65536)));
+  return floor_open(name).then((db) => floor_put(db, key, bytes).finally(() => db.close()));
+}
+export function drop_database(name) {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.deleteDatabase(name);
+    req.onsuccess = () => resolve();
+    req.onerror = () => reject(req.error);
+    req.onblocked = () => resolve();
+  });
+}
 export function meter_stop(m) {
   m.on = false;
   m.channel.port1.onmessage = null;
@@ -59,6 +78,33 @@ extern "C" {
     fn floor_get(db: &JsValue, key: &str) -> Promise;
     fn meter_start() -> JsValue;
     fn meter_stop(meter: &JsValue) -> f64;
+    fn report(path: &str, body: &str) -> Promise;
+    fn fill(name: &str, key: &str, n: u32) -> Promise;
+    fn drop_database(name: &str) -> Promise;
+}
+
+/// Posts `body` to the driver's `path`, and waits for its answer.
+///
+/// # Errors
+/// What the browser threw.
+pub async fn tell(path: &str, body: &str) -> Result<(), JsValue> {
+    JsFuture::from(report(path, body)).await.map(drop)
+}
+
+/// Puts `n` random bytes under `key` in the database `name`, in one transaction.
+///
+/// # Errors
+/// What the browser threw (`QuotaExceededError` when it does not fit).
+pub async fn fill_with(name: &str, key: &str, n: u32) -> Result<(), JsValue> {
+    JsFuture::from(fill(name, key, n)).await.map(drop)
+}
+
+/// Deletes the database `name`.
+///
+/// # Errors
+/// What the browser threw.
+pub async fn delete_database(name: &str) -> Result<(), JsValue> {
+    JsFuture::from(drop_database(name)).await.map(drop)
 }
 
 /// A raw IndexedDB database for the floor.

@@ -4,6 +4,8 @@
 
 pub mod bench;
 pub mod js;
+pub mod kill;
+pub mod quota;
 pub mod world;
 
 use savegame_web::IndexedDbSaves;
@@ -17,6 +19,25 @@ use wasm_bindgen::prelude::wasm_bindgen;
 #[wasm_bindgen]
 pub async fn bench(sizes: Vec<u32>, reps: u32, worker: bool) -> Result<String, String> {
     bench::run(&sizes, reps, worker).await
+}
+
+/// Runs the kill test's page (see [`kill::run`]) on the database `db`, through the save
+/// worker or not, until the browser goes away.
+///
+/// # Errors
+/// The first failure, which the driver is told too.
+#[wasm_bindgen]
+pub async fn kill_loop(db: String, worker: bool) -> Result<(), String> {
+    kill::run(&db, worker).await
+}
+
+/// Runs the storage pressure test (see [`quota::run`]); what it saw, as JSON.
+///
+/// # Errors
+/// What went against the promise.
+#[wasm_bindgen]
+pub async fn quota_test(worker: bool) -> Result<String, String> {
+    quota::run(worker).await
 }
 
 /// The save worker's entry: it serves the managers of [`bench::builder`].

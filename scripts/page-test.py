@@ -2,8 +2,9 @@
 """The web demo's screenshot test: headless Chromium, driven through chromedriver's WebDriver
 API, opens the built page with ?script (moves, a save, an autosave, more moves, a load of the
 save), waits until the page says how that went, takes a screenshot, and checks the page state
-from the DOM: the verdict, the load menu's entries (labels and times) and the status line.
-It checks text, never pixels.
+from the DOM: the verdict, the load menu's entries (labels and times, and each save's
+thumbnail decoded as a 60x60 picture), that the saves went through the save worker, that the
+page's animation ran, and the status line. It checks the DOM, never pixels.
 
     scripts/page-test.py DIR SCREENSHOT.png
 
@@ -109,7 +110,13 @@ def main():
         status = js("return document.getElementById('status')?.textContent ?? null;")
         menu = js("return Array.from(document.querySelectorAll('#menu li'))"
                   ".map(li => li.textContent);")
+        thumbs = js("return Array.from(document.querySelectorAll('#menu li'))"
+                    ".map(li => { const i = li.querySelector('img.thumb');"
+                    " return i ? [i.complete, i.naturalWidth, i.naturalHeight] : null; });")
+        saver = js("return document.body.dataset.saver || null;")
+        frames = js("return Number(document.body.dataset.frames || 0);")
         print(f"screenshot: {shot} ({len(png)} bytes)")
+        print(f"saves made by: {saver}; frames drawn: {frames}; thumbnails: {thumbs}")
         print(f"status: {status}")
         for entry in menu or []:
             print(f"menu: {entry}")
@@ -125,6 +132,13 @@ def main():
         for pattern, what in wanted:
             if not any(re.search(pattern, entry or "") for entry in menu or []):
                 failures.append(f"the load menu does not show {what}: {menu}")
+        if not isinstance(thumbs, list) or len(thumbs) < 2 or any(
+                t != [True, 60, 60] for t in thumbs):
+            failures.append(f"a save of the menu has no 60x60 thumbnail: {thumbs}")
+        if saver != "worker":
+            failures.append(f"the saves did not go through the save worker: {saver!r}")
+        if not isinstance(frames, (int, float)) or frames < 1:
+            failures.append(f"the page's animation drew no frame: {frames!r}")
         if not status or "Loaded slot 1: 3 coins, 6 moves" not in status:
             failures.append(f"the status line does not report the load: {status!r}")
         for failure in failures:

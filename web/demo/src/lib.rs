@@ -1,19 +1,25 @@
 //! Coin walk: the demo page of `savegame-web`. A player walks a 10×10 board picking up coins;
 //! the page saves the game to IndexedDB (a save button over three slots, an autosave every 15
 //! seconds when something changed), and lists the saves in a load menu with their labels and
-//! times, read from head records alone.
+//! times and a thumbnail of the board (a canvas capture stored in the save's metadata), read
+//! from head records alone. Saves go through a save worker (`savegame_web::SaveWorker`: the
+//! same module in a dedicated worker, entry [`demo_save_worker`]), so the spinning coin and the
+//! "saving…" indicator, drawn every frame on the page's thread, never stop for a save.
 //!
 //! `scripts/web-demo.sh serve` builds it and serves it on <http://localhost:8000>.
 //! `index.html?script` plays a scripted session instead (moves, a save, an autosave, more
 //! moves, a load of the save) and marks the page `data-script="passed"` when the loaded state
-//! is the saved one: the screenshot test reads that and the load menu's text.
+//! is the saved one: the screenshot test reads that, the load menu's text and thumbnails.
+
+mod motion;
+mod picture;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
 use savegame::{Codec, Key, Originator, SaveLoadManager, SlotId};
-use savegame_web::IndexedDbSaves;
+use savegame_web::{IndexedDbSaves, SaveWorker};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::{Closure, wasm_bindgen};
@@ -147,13 +153,37 @@ struct Page {
     game: RefCell<Game>,
     dirty: Cell<bool>,
     started: f64,
+    motion: Rc<motion::Motion>,
+    /// The URLs of the thumbnails the load menu shows.
+    thumbnails: RefCell<Vec<String>>,
 }
 
 type Shared = Rc<Page>;
 
-/// Starts the page (wasm-bindgen calls this when the module loads).
-#[wasm_bindgen(start)]
-pub fn start() {
+/// How the game's saves are made, on the page and in the save worker alike.
+fn builder() -> savegame::ManagerBuilder {
+    SaveLoadManager::builder()
+        .codec(Codec::MessagePack)
+        // A key in a page is obfuscation, not secrecy (the guide's guarantees say so): it stops
+        // casual edits of the saves in the browser's devtools.
+        .key(Key::from_bytes(*b"coin walk demo key: not a secret"))
+        .backups(1)
+        .autosave_slots(2)
+}
+
+/// The save worker's entry: the worker runs this same module, and saves with [`builder`].
+///
+/// # Errors
+/// When this is not a dedicated worker.
+#[wasm_bindgen]
+pub fn demo_save_worker() -> Result<(), String> {
+    savegame_web::serve(builder).map_err(|e| e.to_string())
+}
+
+/// Starts the page (index.html calls it once the module is loaded; not a start function,
+/// which the save worker would run too).
+#[wasm_bindgen]
+pub fn start_page() {
     wasm_bindgen_futures::spawn_local(async {
         if let Err(e) = run().await
             && let Some(doc) = web_sys::window().and_then(|w| w.document())
@@ -199,23 +229,42 @@ async fn run() -> Result<(), String> {
     } else {
         "coin-walk".to_owned()
     };
-    let builder = SaveLoadManager::builder()
-        .codec(Codec::MessagePack)
-        // A key in a page is obfuscation, not secrecy (the guide's guarantees say so): it stops casual
-        // edits of the saves in the browser's devtools.
-        .key(Key::from_bytes(*b"coin walk demo key: not a secret"))
-        .backups(1)
-        .autosave_slots(2);
-    let saves = IndexedDbSaves::open(&db, builder)
+    let saves = IndexedDbSaves::open(&db, builder())
         .await
         .map_err(|e| e.to_string())?;
+    // Saves off the page's thread; should the worker not start, on the page (and it says so).
+    let (saves, saver) = match SaveWorker::spawn("demo_save_worker").await {
+        Ok(worker) => (saves.with_worker(worker), "worker".to_owned()),
+        Err(e) => (saves, format!("page ({e})")),
+    };
+    if let Some(body) = doc.body() {
+        let _ = body.set_attribute("data-saver", &saver);
+    }
+    // Ask the browser to keep the saves under storage pressure (the guide says what a refusal
+    // means: the saves may be evicted, whole, with the rest of the site's data).
+    let persisted = saves.persist().await;
+    set_text(
+        &doc,
+        "storage",
+        &format!(
+            "Saves through the {saver}; storage {}.",
+            if persisted {
+                "persistent"
+            } else {
+                "best-effort (the browser may evict it when the disk is full)"
+            }
+        ),
+    );
     let page = Rc::new(Page {
         doc,
         saves,
         game: RefCell::new(Game::new()),
         dirty: Cell::new(false),
         started: js_sys::Date::now(),
+        motion: Rc::default(),
+        thumbnails: RefCell::default(),
     });
+    motion::start(&page.doc, &page.motion);
     page.draw();
     wire(&page)?;
     refresh_menu(&page).await;
@@ -312,8 +361,10 @@ impl Page {
         );
     }
 
-    fn snapshot(&self) -> savegame::Result<savegame::Snapshot> {
-        let game = self.game.borrow();
+    /// The game now, captured with a thumbnail of the board. The state is captured first,
+    /// so that the thumbnail (drawn and encoded by the browser, asynchronously) shows it.
+    async fn snapshot(&self) -> Result<savegame::Snapshot, String> {
+        let game = self.game.borrow().clone();
         let playtime = Duration::from_millis((js_sys::Date::now() - self.started).max(0.0) as u64);
         let mut snapshot = self
             .saves
@@ -321,26 +372,58 @@ impl Page {
             .snapshot()
             .with_label(game.label())
             .with_playtime(playtime);
-        snapshot.capture("game", &*game)?;
-        Ok(snapshot)
+        snapshot.capture("game", &game).map_err(|e| e.to_string())?;
+        let thumbnail = picture::thumbnail(&self.doc, &game).await?;
+        Ok(snapshot.with_thumbnail(thumbnail))
+    }
+
+    /// Runs `save` with the "saving…" indicator showing; how long it took and how many
+    /// frames the page drew meanwhile, beside its result.
+    async fn saving<T>(
+        &self,
+        save: impl std::future::Future<Output = savegame_web::Result<T>>,
+    ) -> (savegame_web::Result<T>, String) {
+        self.motion.saving.set(true);
+        let (t0, frames) = (js_sys::Date::now(), self.motion.frames.get());
+        let result = save.await;
+        self.motion.saving.set(false);
+        let stretch = self
+            .saves
+            .worker()
+            .map(|w| {
+                format!(
+                    ", the page's longest stretch {:.1} ms",
+                    w.longest_stretch_ms()
+                )
+            })
+            .unwrap_or_default();
+        let how = format!(
+            "in {:.0} ms, {} frames drawn meanwhile{stretch}",
+            js_sys::Date::now() - t0,
+            self.motion.frames.get() - frames
+        );
+        (result, how)
     }
 }
 
 async fn save(page: &Shared, slot: SlotId) -> bool {
-    let t0 = js_sys::Date::now();
-    let result = match page.snapshot() {
-        Ok(snapshot) => page.saves.save(slot, &snapshot).await,
-        Err(e) => Err(e.into()),
-    };
-    let ms = js_sys::Date::now() - t0;
+    let snapshot = page.snapshot().await;
+    let (result, how) = page
+        .saving(async {
+            match snapshot {
+                Ok(snapshot) => page.saves.save(slot, &snapshot).await,
+                Err(e) => Err(savegame_web::Error::Unavailable {
+                    operation: "saving",
+                    reason: e,
+                }),
+            }
+        })
+        .await;
     let ok = result.is_ok();
     let text = match result {
         Ok(report) => {
             page.dirty.set(false);
-            format!(
-                "Saved to slot {slot} in {ms:.0} ms ({} bytes).",
-                report.bytes
-            )
+            format!("Saved to slot {slot} {how} ({} bytes).", report.bytes)
         }
         Err(e) => format!("Save failed, the previous save is intact: {e}"),
     };
@@ -350,15 +433,23 @@ async fn save(page: &Shared, slot: SlotId) -> bool {
 }
 
 async fn autosave(page: &Shared) -> bool {
-    let result = match page.snapshot() {
-        Ok(snapshot) => page.saves.autosave(&snapshot).await,
-        Err(e) => Err(e.into()),
-    };
+    let snapshot = page.snapshot().await;
+    let (result, how) = page
+        .saving(async {
+            match snapshot {
+                Ok(snapshot) => page.saves.autosave(&snapshot).await,
+                Err(e) => Err(savegame_web::Error::Unavailable {
+                    operation: "saving",
+                    reason: e,
+                }),
+            }
+        })
+        .await;
     let ok = result.is_ok();
     let text = match result {
         Ok(report) => {
             page.dirty.set(false);
-            format!("Autosaved to {}.", report.slot)
+            format!("Autosaved to {} {how}.", report.slot)
         }
         Err(e) => format!("Autosave failed, the previous save is intact: {e}"),
     };
@@ -428,6 +519,9 @@ async fn refresh_menu(page: &Shared) {
     if slots.is_empty() {
         menu.set_text_content(Some("No saves yet."));
     }
+    for url in page.thumbnails.borrow_mut().drain(..) {
+        picture::forget(&url);
+    }
     for info in slots {
         let Ok(li) = page.doc.create_element("li") else {
             continue;
@@ -447,6 +541,19 @@ async fn refresh_menu(page: &Shared) {
             info.file_size,
             if info.backups > 0 { " · 1 backup" } else { "" },
         ));
+        // The thumbnail, from the head record's metadata like the label.
+        let thumbnail = info
+            .header
+            .as_ref()
+            .and_then(|h| h.metadata.thumbnail.as_deref())
+            .and_then(|png| picture::url_of(png).ok());
+        if let (Some(url), Ok(img)) = (thumbnail, page.doc.create_element("img")) {
+            let _ = img.set_attribute("src", &url);
+            let _ = img.set_attribute("alt", "");
+            let _ = img.set_attribute("class", "thumb");
+            let _ = li.prepend_with_node_1(&img);
+            page.thumbnails.borrow_mut().push(url);
+        }
         if let Ok(button) = page.doc.create_element("button") {
             button.set_text_content(Some("Load"));
             let (p, slot) = (Rc::clone(page), info.slot);

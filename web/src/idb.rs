@@ -2,14 +2,21 @@
 //! and committing a set of changes in one transaction. Every request of a transaction is
 //! made before the first `await`, so no transaction ever commits early.
 //!
-//! The database has two object stores, both keyed by object name:
+//! The database (version 2) has four object stores:
 //!
-//! | store | value |
-//! |---|---|
-//! | `objects` | the object's bytes (a `Uint8Array`) |
-//! | `heads` | its head record: the length (u64, little-endian) then its first bytes ([`head_of`]) |
+//! | store | key | value |
+//! |---|---|---|
+//! | `heads` | object name | its head record: the length (u64, little-endian) then its first bytes ([`head_of`]) |
+//! | `refs` | object name | where its bytes are: `blob:<key>` or `object:<name>` |
+//! | `blobs` | a random key | the bytes of one or more objects (a `Uint8Array`) |
+//! | `objects` | object name | version 1's place of an object's bytes, read while any name refers to it |
 //!
-//! A put writes both records in the same transaction, so they always agree.
+//! A name without a `refs` record has its bytes in `objects` under its own name: a database of
+//! version 1 (heads and objects only) opens as it is, and its objects move to `blobs` as they
+//! are replaced. Two names may refer to the same bytes: a backup rotation writes the new file's
+//! bytes once and only records for the names it moves, and bytes are deleted in the commit
+//! that leaves no name referring to them. Every record of a commit is written in the same
+//! transaction, so they always agree.
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::closure::Closure;
@@ -18,12 +25,38 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{DomException, IdbDatabase, IdbFactory, IdbRequest, IdbTransaction};
 
 use crate::error::{Error, Result};
-use crate::working::{Change, head_of};
+use crate::working::{Changes, Listed, Loc};
 
 const OBJECTS: &str = "objects";
 const HEADS: &str = "heads";
-/// The database's schema version (IndexedDB's, not a save's).
-const DB_VERSION: u32 = 1;
+const REFS: &str = "refs";
+const BLOBS: &str = "blobs";
+/// The database's schema version (IndexedDB's, not a save's): 2 added `refs` and `blobs`.
+const DB_VERSION: u32 = 2;
+
+/// A `refs` record's value for `loc`.
+fn ref_of(loc: &Loc) -> String {
+    match loc {
+        Loc::Blob(key) => format!("blob:{key}"),
+        Loc::Object(name) => format!("object:{name}"),
+    }
+}
+
+/// The place a `refs` record names (`None`: not one this crate wrote).
+fn loc_of(value: &str) -> Option<Loc> {
+    if let Some(key) = value.strip_prefix("blob:") {
+        return Some(Loc::Blob(key.to_owned()));
+    }
+    value
+        .strip_prefix("object:")
+        .map(|name| Loc::Object(name.to_owned()))
+}
+
+/// A fresh key for `blobs`: 104 random bits, as text.
+pub(crate) fn new_key() -> String {
+    let part = || (js_sys::Math::random() * f64::from(1u32 << 26) * f64::from(1u32 << 26)) as u64;
+    format!("{:013x}{:013x}", part(), part())
+}
 
 /// The crate's error for what the browser threw while doing `operation`.
 pub(crate) fn browser_error(operation: &'static str, thrown: &JsValue) -> Error {
@@ -114,7 +147,7 @@ pub(crate) async fn open(name: &str) -> Result<IdbDatabase> {
             && let Ok(db) = result.dyn_into::<IdbDatabase>()
         {
             let stores = db.object_store_names();
-            for store in [OBJECTS, HEADS] {
+            for store in [OBJECTS, HEADS, REFS, BLOBS] {
                 if !stores.contains(store) {
                     let _ = db.create_object_store(store);
                 }
@@ -133,25 +166,31 @@ fn bytes_of(value: &JsValue) -> Option<Vec<u8>> {
     value.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec)
 }
 
-/// Every head record: `(name, length, first bytes)`.
-pub(crate) async fn heads(db: &IdbDatabase) -> Result<Vec<(String, u64, Vec<u8>)>> {
+/// Every object: its name, length, head record bytes and place.
+pub(crate) async fn heads(db: &IdbDatabase) -> Result<Vec<Listed>> {
     let op = "reading the load menu";
+    let e = |thrown: JsValue| browser_error(op, &thrown);
     let tx = db
-        .transaction_with_str(HEADS)
-        .map_err(|e| browser_error(op, &e))?;
-    let store = tx.object_store(HEADS).map_err(|e| browser_error(op, &e))?;
-    let keys = request(&store.get_all_keys().map_err(|e| browser_error(op, &e))?);
-    let values = request(&store.get_all().map_err(|e| browser_error(op, &e))?);
-    let keys: Array = keys
-        .await
-        .map_err(|e| browser_error(op, &e))?
-        .unchecked_into();
-    let values: Array = values
-        .await
-        .map_err(|e| browser_error(op, &e))?
-        .unchecked_into();
-    let mut out = Vec::with_capacity(keys.length() as usize);
-    for (key, value) in keys.iter().zip(values.iter()) {
+        .transaction_with_str_sequence(&Array::of2(&HEADS.into(), &REFS.into()))
+        .map_err(e)?;
+    let heads = tx.object_store(HEADS).map_err(e)?;
+    let refs = tx.object_store(REFS).map_err(e)?;
+    let head_keys = request(&heads.get_all_keys().map_err(e)?);
+    let head_values = request(&heads.get_all().map_err(e)?);
+    let ref_keys = request(&refs.get_all_keys().map_err(e)?);
+    let ref_values = request(&refs.get_all().map_err(e)?);
+    let array = |v: JsValue| -> Array { v.unchecked_into() };
+    let head_keys = array(head_keys.await.map_err(e)?);
+    let head_values = array(head_values.await.map_err(e)?);
+    let ref_keys = array(ref_keys.await.map_err(e)?);
+    let ref_values = array(ref_values.await.map_err(e)?);
+    let places: std::collections::BTreeMap<String, Loc> = ref_keys
+        .iter()
+        .zip(ref_values.iter())
+        .filter_map(|(k, v)| Some((k.as_string()?, loc_of(&v.as_string()?)?)))
+        .collect();
+    let mut out = Vec::with_capacity(head_keys.length() as usize);
+    for (key, value) in head_keys.iter().zip(head_values.iter()) {
         let (Some(name), Some(record)) = (key.as_string(), bytes_of(&value)) else {
             continue;
         };
@@ -159,36 +198,42 @@ pub(crate) async fn heads(db: &IdbDatabase) -> Result<Vec<(String, u64, Vec<u8>)
         let Some((len, head)) = record.split_first_chunk::<8>() else {
             continue;
         };
-        out.push((name, u64::from_le_bytes(*len), head.to_vec()));
+        let at = places
+            .get(&name)
+            .cloned()
+            .unwrap_or_else(|| Loc::Object(name.clone()));
+        out.push((name, u64::from_le_bytes(*len), head.to_vec(), at));
     }
     Ok(out)
 }
 
-/// The whole bytes of each of `names` (`None` for one that is gone).
+/// The whole bytes of each of `wanted`, read from its place (`None` for one that is gone).
 pub(crate) async fn objects(
     db: &IdbDatabase,
-    names: &[String],
+    wanted: &[(String, Loc)],
 ) -> Result<Vec<(String, Option<Vec<u8>>)>> {
     let op = "reading a save";
-    if names.is_empty() {
+    let e = |thrown: JsValue| browser_error(op, &thrown);
+    if wanted.is_empty() {
         return Ok(Vec::new());
     }
     let tx = db
-        .transaction_with_str(OBJECTS)
-        .map_err(|e| browser_error(op, &e))?;
-    let store = tx
-        .object_store(OBJECTS)
-        .map_err(|e| browser_error(op, &e))?;
-    let mut requests = Vec::with_capacity(names.len());
-    for name in names {
-        let req = store
-            .get(&JsValue::from_str(name))
-            .map_err(|e| browser_error(op, &e))?;
+        .transaction_with_str_sequence(&Array::of2(&OBJECTS.into(), &BLOBS.into()))
+        .map_err(e)?;
+    let objects = tx.object_store(OBJECTS).map_err(e)?;
+    let blobs = tx.object_store(BLOBS).map_err(e)?;
+    let mut requests = Vec::with_capacity(wanted.len());
+    for (name, at) in wanted {
+        let req = match at {
+            Loc::Object(key) => objects.get(&JsValue::from_str(key)),
+            Loc::Blob(key) => blobs.get(&JsValue::from_str(key)),
+        }
+        .map_err(e)?;
         requests.push((name.clone(), request(&req)));
     }
-    let mut out = Vec::with_capacity(names.len());
+    let mut out = Vec::with_capacity(wanted.len());
     for (name, req) in requests {
-        let value = req.await.map_err(|e| browser_error(op, &e))?;
+        let value = req.await.map_err(e)?;
         out.push((name, bytes_of(&value)));
     }
     Ok(out)
@@ -197,7 +242,7 @@ pub(crate) async fn objects(
 /// Commits `changes` in one readwrite transaction with `durability: "strict"` (the browser
 /// flushes to disk before it reports the transaction complete), and waits for it to complete.
 /// Either every change is in the database afterwards, or (an error) none is.
-pub(crate) async fn commit(db: &IdbDatabase, changes: &[Change]) -> Result<()> {
+pub(crate) async fn commit(db: &IdbDatabase, changes: &Changes) -> Result<()> {
     let op = "saving";
     let e = |thrown: JsValue| browser_error(op, &thrown);
     // `db.transaction(stores, "readwrite", { durability: "strict" })`, called through
@@ -208,7 +253,7 @@ pub(crate) async fn commit(db: &IdbDatabase, changes: &[Change]) -> Result<()> {
         .map_err(e)?;
     let options = Object::new();
     Reflect::set(&options, &"durability".into(), &"strict".into()).map_err(e)?;
-    let stores = Array::of2(&OBJECTS.into(), &HEADS.into());
+    let stores = Array::of4(&OBJECTS.into(), &HEADS.into(), &REFS.into(), &BLOBS.into());
     let mode = JsValue::from_str("readwrite");
     let tx: IdbTransaction = transaction
         .call3(db, &stores, &mode, &options)
@@ -217,24 +262,31 @@ pub(crate) async fn commit(db: &IdbDatabase, changes: &[Change]) -> Result<()> {
         .map_err(e)?;
     let objects = tx.object_store(OBJECTS).map_err(e)?;
     let heads = tx.object_store(HEADS).map_err(e)?;
+    let refs = tx.object_store(REFS).map_err(e)?;
+    let blobs = tx.object_store(BLOBS).map_err(e)?;
     let done = completion(&tx);
     let requests = (|| -> std::result::Result<(), JsValue> {
-        for (name, bytes) in changes {
+        for (key, bytes) in &changes.blobs {
+            blobs.put_with_key(&Uint8Array::from(bytes.as_slice()), &JsValue::from_str(key))?;
+        }
+        for (name, len, head, at) in &changes.names {
             let key = JsValue::from_str(name);
-            match bytes {
-                Some(bytes) => {
-                    objects.put_with_key(&Uint8Array::from(bytes.as_slice()), &key)?;
-                    let head = head_of(bytes);
-                    let mut record = Vec::with_capacity(8 + head.len());
-                    record.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-                    record.extend_from_slice(head);
-                    heads.put_with_key(&Uint8Array::from(record.as_slice()), &key)?;
-                }
-                None => {
-                    objects.delete(&key)?;
-                    heads.delete(&key)?;
-                }
-            }
+            let mut record = Vec::with_capacity(8 + head.len());
+            record.extend_from_slice(&len.to_le_bytes());
+            record.extend_from_slice(head);
+            heads.put_with_key(&Uint8Array::from(record.as_slice()), &key)?;
+            refs.put_with_key(&JsValue::from_str(&ref_of(at)), &key)?;
+        }
+        for name in &changes.deleted {
+            let key = JsValue::from_str(name);
+            heads.delete(&key)?;
+            refs.delete(&key)?;
+        }
+        for loc in &changes.garbage {
+            match loc {
+                Loc::Object(name) => objects.delete(&JsValue::from_str(name))?,
+                Loc::Blob(key) => blobs.delete(&JsValue::from_str(key))?,
+            };
         }
         Ok(())
     })();

@@ -7,13 +7,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
+use savegame::storage::Storage as _;
 use savegame::{Loaded, ManagerBuilder, SaveLoadManager, SaveReport, SlotId, SlotInfo, Snapshot};
 use web_sys::IdbDatabase;
 
 use crate::error::Result;
 use crate::idb;
 use crate::worker::SaveWorker;
-use crate::working::WorkingSet;
+use crate::working::{Loc, WorkingSet};
 
 /// How many times an operation is run again after fetching objects it wanted and that were not
 /// loaded: each run fetches at least one more object, so this bounds a run over many slots.
@@ -233,7 +234,11 @@ impl IndexedDbSaves {
     /// The browser's error.
     pub async fn export(&self, name: &str) -> Result<Option<Vec<u8>>> {
         let _turn = self.turns.take().await;
-        let mut found = idb::objects(&self.db, &[name.to_owned()]).await?;
+        let listed = idb::heads(&self.db).await?;
+        let Some((_, _, _, at)) = listed.into_iter().find(|(n, ..)| n == name) else {
+            return Ok(None);
+        };
+        let mut found = idb::objects(&self.db, &[(name.to_owned(), at)]).await?;
         Ok(found.pop().and_then(|(_, bytes)| bytes))
     }
 
@@ -244,11 +249,11 @@ impl IndexedDbSaves {
     /// As for [`save`](Self::save).
     pub async fn import(&self, name: &str, bytes: &[u8]) -> Result<()> {
         let _turn = self.turns.take().await;
-        idb::commit(
-            &self.db,
-            &[(name.to_owned(), Some(Arc::new(bytes.to_vec())))],
-        )
-        .await
+        self.working.reset(idb::heads(&self.db).await?);
+        self.working
+            .put(name, bytes)
+            .map_err(|e| savegame::Error::io(name, e))?;
+        self.commit().await
     }
 
     /// Asks the browser to keep this origin's data under storage pressure
@@ -280,7 +285,7 @@ impl IndexedDbSaves {
         }
     }
 
-    async fn fetch(&self, names: &[String]) -> Result<()> {
+    async fn fetch(&self, names: &[(String, Loc)]) -> Result<()> {
         for (name, bytes) in idb::objects(&self.db, names).await? {
             let len = bytes.as_ref().map_or(0, Vec::len) as u64;
             self.bytes_read.set(self.bytes_read.get() + len);
@@ -309,7 +314,13 @@ impl IndexedDbSaves {
             self.working.rollback();
             self.fetch(&misses).await?;
         };
-        let changes = self.working.changes();
+        self.commit().await?;
+        Ok(result?)
+    }
+
+    /// Commits what the working set changed since its reset, in one transaction.
+    async fn commit(&self) -> Result<()> {
+        let changes = self.working.changes(idb::new_key);
         if !changes.is_empty() {
             if let Err(e) = idb::commit(&self.db, &changes).await {
                 self.working.rollback();
@@ -317,7 +328,7 @@ impl IndexedDbSaves {
             }
             self.working.committed();
         }
-        Ok(result?)
+        Ok(())
     }
 }
 

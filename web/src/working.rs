@@ -30,26 +30,81 @@ pub(crate) fn head_of(bytes: &[u8]) -> &[u8] {
     &bytes[..wanted.min(bytes.len())]
 }
 
+/// Where an object's bytes are in the database: in `objects` under a name (the first layout
+/// kept each object there, under its own name), or in `blobs` under a key of their own. Two
+/// names may share one place: a backup is the file it was, not a copy of its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Loc {
+    /// `objects[name]`.
+    Object(String),
+    /// `blobs[key]`.
+    Blob(String),
+}
+
 /// One object as this set knows it.
 #[derive(Debug, Clone)]
 pub(crate) enum Entry {
-    /// Only its head record: the length and the first bytes.
-    Head { len: u64, head: Arc<Vec<u8>> },
-    /// All of it.
-    Full(Arc<Vec<u8>>),
+    /// Only its head record: the length and the first bytes, and where the rest is.
+    Head {
+        len: u64,
+        head: Arc<Vec<u8>>,
+        at: Loc,
+    },
+    /// All of it; `at` is where these bytes are stored, `None` for bytes this operation put.
+    Full {
+        bytes: Arc<Vec<u8>>,
+        at: Option<Loc>,
+    },
 }
 
 impl Entry {
     fn len(&self) -> u64 {
         match self {
             Entry::Head { len, .. } => *len,
-            Entry::Full(bytes) => bytes.len() as u64,
+            Entry::Full { bytes, .. } => bytes.len() as u64,
+        }
+    }
+
+    fn stored(&self) -> Option<&Loc> {
+        match self {
+            Entry::Head { at, .. } => Some(at),
+            Entry::Full { at, .. } => at.as_ref(),
+        }
+    }
+
+    /// Whether the database needs no write to hold `self` where it holds `before`.
+    fn same_as(&self, before: &Entry) -> bool {
+        match (before.stored(), self.stored(), before, self) {
+            (Some(a), Some(b), _, _) => a == b,
+            (_, _, Entry::Full { bytes: a, .. }, Entry::Full { bytes: b, .. }) => {
+                Arc::ptr_eq(a, b) || a == b
+            }
+            _ => false,
         }
     }
 }
 
-/// A change to commit: the object's new bytes, or `None` to delete it.
-pub(crate) type Change = (String, Option<Arc<Vec<u8>>>);
+/// An object as the database lists it: its name, length, head record bytes and place.
+pub(crate) type Listed = (String, u64, Vec<u8>, Loc);
+
+/// What an operation changed, as the writes of one transaction.
+#[derive(Debug, Default)]
+pub(crate) struct Changes {
+    /// New bytes, each under a fresh key in `blobs`.
+    pub(crate) blobs: Vec<(String, Arc<Vec<u8>>)>,
+    /// Each name set: its length, head record bytes and place.
+    pub(crate) names: Vec<Listed>,
+    /// Names deleted.
+    pub(crate) deleted: Vec<String>,
+    /// Places no name refers to any more: their bytes are deleted.
+    pub(crate) garbage: Vec<Loc>,
+}
+
+impl Changes {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.deleted.is_empty()
+    }
+}
 
 #[derive(Debug, Default)]
 struct Inner {
@@ -77,20 +132,25 @@ impl WorkingSet {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts over from the database's head records: every object known by its head alone.
-    pub(crate) fn reset(&self, heads: Vec<(String, u64, Vec<u8>)>) {
+    /// Starts over from the database's listing: every object known by its head record (whole,
+    /// when the head record holds all of it).
+    pub(crate) fn reset(&self, listed: Vec<Listed>) {
         let mut inner = self.inner();
         inner.before.clear();
         inner.misses.clear();
-        inner.entries = heads
+        inner.entries = listed
             .into_iter()
-            .map(|(name, len, head)| {
+            .map(|(name, len, head, at)| {
                 let entry = if head.len() as u64 == len {
-                    Entry::Full(Arc::new(head))
+                    Entry::Full {
+                        bytes: Arc::new(head),
+                        at: Some(at),
+                    }
                 } else {
                     Entry::Head {
                         len,
                         head: Arc::new(head),
+                        at,
                     }
                 };
                 (name, entry)
@@ -98,31 +158,44 @@ impl WorkingSet {
             .collect();
     }
 
-    /// The names whose bytes are not loaded, of those `wanted` picks.
-    pub(crate) fn unloaded(&self, wanted: impl Fn(&str) -> bool) -> Vec<String> {
+    /// The names whose bytes are not loaded, of those `wanted` picks, with their places.
+    pub(crate) fn unloaded(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, Loc)> {
         self.inner()
             .entries
             .iter()
-            .filter(|(name, entry)| matches!(entry, Entry::Head { .. }) && wanted(name))
-            .map(|(name, _)| name.clone())
+            .filter_map(|(name, entry)| match entry {
+                Entry::Head { at, .. } if wanted(name) => Some((name.clone(), at.clone())),
+                _ => None,
+            })
             .collect()
     }
 
     /// Fills in the whole bytes of `name` as read from the database (`None`: it is gone).
     pub(crate) fn fill(&self, name: &str, bytes: Option<Vec<u8>>) {
         let mut inner = self.inner();
+        let at = inner.entries.get(name).and_then(|e| e.stored().cloned());
         match bytes {
-            Some(bytes) => inner
-                .entries
-                .insert(name.to_owned(), Entry::Full(Arc::new(bytes))),
+            Some(bytes) => inner.entries.insert(
+                name.to_owned(),
+                Entry::Full {
+                    bytes: Arc::new(bytes),
+                    at,
+                },
+            ),
             None => inner.entries.remove(name),
         };
     }
 
-    /// The names the operation wanted and could not read, cleared.
-    pub(crate) fn take_misses(&self) -> Vec<String> {
-        std::mem::take(&mut self.inner().misses)
+    /// The names the operation wanted and could not read, with their places, cleared.
+    pub(crate) fn take_misses(&self) -> Vec<(String, Loc)> {
+        let mut inner = self.inner();
+        let misses = std::mem::take(&mut inner.misses);
+        misses
             .into_iter()
+            .filter_map(|name| {
+                let at = inner.entries.get(&name)?.stored()?.clone();
+                Some((name, at))
+            })
             .collect()
     }
 
@@ -139,30 +212,57 @@ impl WorkingSet {
         }
     }
 
-    /// What the operation changed, as the final state of each name it touched: what to commit.
-    pub(crate) fn changes(&self) -> Vec<Change> {
+    /// What the operation changed, as the writes that commit it: new bytes under keys from
+    /// `new_key` (bytes put under two names are written once), the names set and deleted,
+    /// and the places no name refers to any more.
+    pub(crate) fn changes(&self, mut new_key: impl FnMut() -> String) -> Changes {
         let inner = self.inner();
-        inner
-            .before
-            .iter()
-            .filter_map(|(name, before)| {
-                let now = inner.entries.get(name);
-                let same = match (before, now) {
-                    (None, None) => true,
-                    (Some(Entry::Full(a)), Some(Entry::Full(b))) => Arc::ptr_eq(a, b) || a == b,
-                    _ => false,
-                };
-                if same {
-                    return None;
+        let mut out = Changes::default();
+        let mut candidates = Vec::new();
+        for (name, before) in &inner.before {
+            let now = inner.entries.get(name);
+            let same = match (before, now) {
+                (None, None) => true,
+                (Some(b), Some(n)) => n.same_as(b),
+                _ => false,
+            };
+            if same {
+                continue;
+            }
+            candidates.extend(before.as_ref().and_then(Entry::stored).cloned());
+            let Some(entry) = now else {
+                out.deleted.push(name.clone());
+                continue;
+            };
+            let (at, head) = match entry {
+                Entry::Head { head, at, .. } => (at.clone(), head.to_vec()),
+                Entry::Full { bytes, at } => {
+                    let at = at.clone().unwrap_or_else(|| {
+                        let shared = out.blobs.iter().find(|(_, b)| Arc::ptr_eq(b, bytes));
+                        let key = shared.map_or_else(&mut new_key, |(k, _)| k.clone());
+                        if shared.is_none() {
+                            out.blobs.push((key.clone(), Arc::clone(bytes)));
+                        }
+                        Loc::Blob(key)
+                    });
+                    (at, head_of(bytes).to_vec())
                 }
-                let bytes = match now {
-                    Some(Entry::Full(bytes)) => Some(Arc::clone(bytes)),
-                    // Only puts change an entry, and a put makes it whole.
-                    Some(Entry::Head { .. }) | None => None,
-                };
-                Some((name.clone(), bytes))
-            })
-            .collect()
+            };
+            out.names.push((name.clone(), entry.len(), head, at));
+        }
+        let kept: BTreeSet<&Loc> = inner
+            .entries
+            .values()
+            .filter_map(Entry::stored)
+            .chain(out.names.iter().map(|(_, _, _, at)| at))
+            .collect();
+        candidates.sort();
+        candidates.dedup();
+        out.garbage = candidates
+            .into_iter()
+            .filter(|loc| !kept.contains(loc))
+            .collect();
+        out
     }
 
     /// The changes are committed: they are the new state to build on.
@@ -184,7 +284,7 @@ impl WorkingSet {
         match inner.entries.get(name) {
             None => Ok(None),
             Some(entry) if entry.len() > limit => Err(too_large(entry.len())),
-            Some(Entry::Full(bytes)) => Ok(Some(Arc::clone(bytes))),
+            Some(Entry::Full { bytes, .. }) => Ok(Some(Arc::clone(bytes))),
             Some(Entry::Head { .. }) => {
                 inner.misses.insert(name.to_owned());
                 Err(not_loaded(name))
@@ -201,9 +301,10 @@ impl Storage for WorkingSet {
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let mut inner = self.inner();
         Self::touch(&mut inner, name);
+        let bytes = Arc::new(bytes.to_vec());
         inner
             .entries
-            .insert(name.to_owned(), Entry::Full(Arc::new(bytes.to_vec())));
+            .insert(name.to_owned(), Entry::Full { bytes, at: None });
         Ok(())
     }
 
@@ -246,10 +347,11 @@ impl Storage for WorkingSet {
         let mut inner = self.inner();
         let (file_len, bytes) = match inner.entries.get(name) {
             None => return Ok(None),
-            Some(Entry::Full(bytes)) => (bytes.len() as u64, Arc::clone(bytes)),
+            Some(Entry::Full { bytes, .. }) => (bytes.len() as u64, Arc::clone(bytes)),
             Some(Entry::Head {
                 len: file_len,
                 head,
+                ..
             }) => {
                 let end = offset.saturating_add(len as u64).min(*file_len);
                 if end > head.len() as u64 {
@@ -269,14 +371,15 @@ impl Storage for WorkingSet {
         }))
     }
 
-    /// Shares the bytes: a backup costs no copy in memory, and one put in the commit.
+    /// Shares the object: a backup needs no bytes read, costs no copy in memory, and in the
+    /// commit only a record that names the same place.
     fn copy(&self, from: &str, to: &str) -> io::Result<bool> {
-        let Some(bytes) = self.bytes(from, u64::MAX)? else {
+        let mut inner = self.inner();
+        let Some(entry) = inner.entries.get(from).cloned() else {
             return Ok(false);
         };
-        let mut inner = self.inner();
         Self::touch(&mut inner, to);
-        inner.entries.insert(to.to_owned(), Entry::Full(bytes));
+        inner.entries.insert(to.to_owned(), entry);
         Ok(true)
     }
 }
@@ -291,8 +394,17 @@ mod tests {
             name.into(),
             bytes.len() as u64,
             bytes[..head].to_vec(),
+            Loc::Blob(format!("{name}-blob")),
         )]);
         set
+    }
+
+    fn keys() -> impl FnMut() -> String {
+        let mut n = 0;
+        move || {
+            n += 1;
+            format!("k{n}")
+        }
     }
 
     #[test]
@@ -304,7 +416,10 @@ mod tests {
         assert!(set.take_misses().is_empty());
         assert!(set.read("a", u64::MAX).is_err());
         assert!(set.read_at("a", 8, 16).is_err());
-        assert_eq!(set.take_misses(), ["a"]);
+        assert_eq!(
+            set.take_misses(),
+            [("a".into(), Loc::Blob("a-blob".into()))]
+        );
         set.fill("a", Some(bytes.clone()));
         assert_eq!(set.read("a", u64::MAX).unwrap().unwrap(), bytes);
     }
@@ -317,28 +432,80 @@ mod tests {
         assert!(set.take_misses().is_empty());
     }
 
+    /// A save with its backup rotation: the new bytes are written once, the backup names the
+    /// place the old file was (its bytes never read), the oldest backup's place is freed.
     #[test]
-    fn changes_are_final_states_and_a_rollback_restores_the_old_ones() {
+    fn a_rotation_writes_the_new_bytes_alone_and_frees_what_no_name_keeps() {
+        let set = WorkingSet::default();
+        set.reset(vec![
+            ("a".into(), 100, vec![1; 10], Loc::Blob("old".into())),
+            (
+                "a.bak1".into(),
+                100,
+                vec![2; 10],
+                Loc::Object("a.bak1".into()),
+            ),
+        ]);
+        set.copy("a", "a.bak1").unwrap();
+        set.put("a", b"new").unwrap();
+        set.copy("a", "b").unwrap();
+        assert!(set.take_misses().is_empty(), "a copy reads no bytes");
+        let changes = set.changes(keys());
+        let blobs: Vec<(&str, &[u8])> = changes
+            .blobs
+            .iter()
+            .map(|(k, b)| (k.as_str(), b.as_slice()))
+            .collect();
+        assert_eq!(
+            blobs,
+            [("k1", &b"new"[..])],
+            "bytes under two names are written once"
+        );
+        let names: Vec<(&str, u64, &Loc)> = changes
+            .names
+            .iter()
+            .map(|(n, len, _, at)| (n.as_str(), *len, at))
+            .collect();
+        let (new, old) = (Loc::Blob("k1".into()), Loc::Blob("old".into()));
+        assert_eq!(
+            names,
+            [("a", 3, &new), ("a.bak1", 100, &old), ("b", 3, &new)]
+        );
+        assert_eq!(changes.garbage, [Loc::Object("a.bak1".into())]);
+        assert!(changes.deleted.is_empty());
+    }
+
+    #[test]
+    fn a_deleted_name_frees_its_place_unless_another_name_keeps_it() {
+        let set = WorkingSet::default();
+        let shared = Loc::Blob("s".into());
+        set.reset(vec![
+            ("a".into(), 3, b"abc".to_vec(), shared.clone()),
+            ("b".into(), 3, b"abc".to_vec(), shared.clone()),
+        ]);
+        set.delete("a").unwrap();
+        let changes = set.changes(keys());
+        assert_eq!(changes.deleted, ["a"]);
+        assert!(changes.garbage.is_empty(), "b still names {shared:?}");
+        set.delete("b").unwrap();
+        assert_eq!(set.changes(keys()).garbage, [shared]);
+    }
+
+    #[test]
+    fn an_unchanged_object_is_not_written_and_a_rollback_restores_the_old_state() {
         let set = set_with("a", b"old", 3);
+        set.put("a", b"old").unwrap();
+        assert!(
+            set.changes(keys()).is_empty(),
+            "the same bytes again: nothing to write"
+        );
         set.put("a.new", b"new").unwrap();
         set.copy("a", "a.bak1").unwrap();
         set.put("a", b"new").unwrap();
         set.delete("a.new").unwrap();
-        let mut changes = set.changes();
-        changes.sort();
-        let shown: Vec<(String, Option<Vec<u8>>)> = changes
-            .into_iter()
-            .map(|(n, b)| (n, b.map(|b| b.to_vec())))
-            .collect();
-        assert_eq!(
-            shown,
-            [
-                ("a".into(), Some(b"new".to_vec())),
-                ("a.bak1".into(), Some(b"old".to_vec())),
-            ]
-        );
+        assert_eq!(set.changes(keys()).names.len(), 2);
         set.rollback();
-        assert!(set.changes().is_empty());
+        assert!(set.changes(keys()).is_empty());
         assert_eq!(set.read("a", 10).unwrap().unwrap(), b"old");
         assert_eq!(set.read("a.bak1", 10).unwrap(), None);
     }

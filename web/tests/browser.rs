@@ -667,3 +667,104 @@ async fn a_worker_without_its_entry_does_not_start() {
         "{err:?}"
     );
 }
+
+#[wasm_bindgen(inline_js = r#"
+function opened(req) {
+  return new Promise((resolve, reject) => {
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+// A database as version 1 of savegame-web wrote it: `objects` and `heads`, keyed by name.
+export async function make_v1(name, object, bytes) {
+  const open = indexedDB.open(name, 1);
+  open.onupgradeneeded = () => {
+    open.result.createObjectStore("objects");
+    open.result.createObjectStore("heads");
+  };
+  const db = await opened(open);
+  const head = new Uint8Array(8 + Math.min(4096, bytes.length));
+  new DataView(head.buffer).setBigUint64(0, BigInt(bytes.length), true);
+  head.set(bytes.subarray(0, head.length - 8), 8);
+  const tx = db.transaction(["objects", "heads"], "readwrite");
+  tx.objectStore("objects").put(bytes, object);
+  tx.objectStore("heads").put(head, object);
+  await new Promise((resolve, reject) => { tx.oncomplete = resolve; tx.onabort = reject; });
+  db.close();
+}
+export async function count(name, store) {
+  const db = await opened(indexedDB.open(name));
+  const n = await opened(db.transaction(store).objectStore(store).count());
+  db.close();
+  return n;
+}
+"#)]
+extern "C" {
+    fn make_v1(name: &str, object: &str, bytes: &[u8]) -> js_sys::Promise;
+    fn count(name: &str, store: &str) -> js_sys::Promise;
+}
+
+async fn stored(db: &str, store: &str) -> f64 {
+    wasm_bindgen_futures::JsFuture::from(count(db, store))
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap()
+}
+
+/// A database of version 1 (each object's bytes under its own name) opens and loads as it is;
+/// its object moves out as saves replace it. A backup rotation writes the new file's bytes
+/// alone (the backup names the bytes the old file had), and bytes no name refers to are gone.
+#[wasm_bindgen_test]
+async fn a_version_1_database_loads_and_rotations_write_each_save_once() {
+    let scratch = IndexedDbSaves::open(&fresh_name("scratch"), builder())
+        .await
+        .unwrap();
+    let (first, second, third) = (world(21, 2_000), world(22, 2_000), world(23, 2_000));
+    scratch
+        .save(SLOT, &snapshot_of(scratch.manager(), &first, "first"))
+        .await
+        .unwrap();
+    let bytes = scratch.export(&SLOT.file_name()).await.unwrap().unwrap();
+    let db = fresh_name("v1");
+    wasm_bindgen_futures::JsFuture::from(make_v1(&db, &SLOT.file_name(), &bytes))
+        .await
+        .unwrap();
+
+    let saves = IndexedDbSaves::open(&db, builder()).await.unwrap();
+    let loaded = saves.load(SLOT).await.unwrap();
+    assert_eq!(loaded.snapshot.memento::<World>("world").unwrap(), first);
+    saves
+        .save(SLOT, &snapshot_of(saves.manager(), &second, "second"))
+        .await
+        .unwrap();
+    // The old file is the backup now, where version 1 put it.
+    assert_eq!(
+        (stored(&db, "objects").await, stored(&db, "blobs").await),
+        (1.0, 1.0)
+    );
+    saves
+        .save(SLOT, &snapshot_of(saves.manager(), &third, "third"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (stored(&db, "objects").await, stored(&db, "blobs").await),
+        (0.0, 2.0)
+    );
+    let loaded = saves.load(SLOT).await.unwrap();
+    assert_eq!(loaded.snapshot.memento::<World>("world").unwrap(), third);
+
+    // The backup is the second save, whole: a damaged primary falls back to it.
+    let mut damaged = saves.export(&SLOT.file_name()).await.unwrap().unwrap();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 1;
+    saves.import(&SLOT.file_name(), &damaged).await.unwrap();
+    let loaded = saves.load(SLOT).await.unwrap();
+    assert_eq!(loaded.report.recovered_from_backup, Some(1));
+    assert_eq!(loaded.snapshot.memento::<World>("world").unwrap(), second);
+    assert_eq!(
+        stored(&db, "blobs").await,
+        2.0,
+        "the replaced primary's bytes are gone"
+    );
+}

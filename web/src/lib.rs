@@ -5,7 +5,7 @@
 //!
 //! | you have | use | calls |
 //! |---|---|---|
-//! | saves of any size (a world, many slots) | [`IndexedDbSaves`] | async: `save(..).await` returns once IndexedDB has committed |
+//! | saves of any size (a world, many slots) | [`IndexedDbSaves`], with a [`SaveWorker`] so that no save stalls a frame | async: `save(..).await` returns once IndexedDB has committed |
 //! | small saves (settings, a profile; well under 1 MB with backups) | [`LocalStorage`], a [`Storage`](savegame::storage::Storage) for a plain [`SaveLoadManager`](savegame::SaveLoadManager) | synchronous, as on a desktop |
 //!
 //! Both keep the manager's whole policy: backups with fallback to the newest sound one, CRCs,
@@ -23,10 +23,16 @@
 //!   and first bytes (the header and metadata), written in the same transaction; listing reads
 //!   those alone.
 //! - **localStorage is synchronous,** so [`LocalStorage`] is an ordinary `Storage`.
-//! - **No threads.** On wasm32 the manager's background saves run synchronously (see
-//!   [`SaveLoadManager::save_in_background`](savegame::SaveLoadManager::save_in_background));
-//!   [`IndexedDbSaves`] does not block the page while the bytes are stored, but encoding and
-//!   sealing still run on the page's thread, between two frames.
+//! - **Saves off the page's thread.** On wasm32 the manager's background saves run
+//!   synchronously (see
+//!   [`SaveLoadManager::save_in_background`](savegame::SaveLoadManager::save_in_background)).
+//!   With a [`SaveWorker`] attached ([`IndexedDbSaves::with_worker`]), a dedicated worker
+//!   running the same module checks, seals and commits each save; the page only encodes the
+//!   mementos still pending and hands their bytes over, in [`Slices`] of at most
+//!   [`SLICE_MS`] (see the [`SaveWorker`] docs). Without one, encoding and sealing run on the
+//!   page's thread, between two frames.
+//! - **A backup costs no second write.** A backup rotation records that the backup names the
+//!   bytes the old file had; only the new file's bytes are written.
 //!
 //! # Durable, in a browser
 //!

@@ -171,7 +171,7 @@ fn builder() -> savegame::ManagerBuilder {
         .autosave_slots(2)
 }
 
-/// The save worker's entry: the worker runs this same module, and saves with [`builder`].
+/// The save worker's entry: the worker runs this same module, and saves as the page does.
 ///
 /// # Errors
 /// When this is not a dedicated worker.

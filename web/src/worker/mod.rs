@@ -1,57 +1,9 @@
 //! Saves off the page's thread: a dedicated Web Worker running the same module, which frames,
 //! seals and commits each save while the page goes on drawing frames.
 //!
-//! # How a save goes
-//!
-//! 1. On the page, [`IndexedDbSaves::save`](crate::IndexedDbSaves::save) encodes each memento
-//!    of the snapshot that is not encoded yet (a [`capture`](savegame::Snapshot::capture)
-//!    defers it to here) and copies its bytes into an `ArrayBuffer` of its own, one memento at
-//!    a time, yielding to the event loop every few milliseconds ([`pieces`]).
-//! 2. The buffers go to the worker in one message, transferred (not copied).
-//! 3. The worker rebuilds the snapshot from them and runs the manager's save, exactly as the
-//!    page would: it reads the slot's records, checks the previous save before keeping it as
-//!    a backup, seals the new file (compression, AES-256-GCM, CRC) and commits everything in
-//!    one IndexedDB transaction with strict durability.
-//! 4. Its answer (the [`SaveReport`], or the error, typed as on the page) comes back, and
-//!    only then does the page's `save(..).await` end.
-//!
-//! The page's thread never runs more than one memento's encoding, or one slice of
-//! [`SLICE_MS`](pieces::SLICE_MS), at a time: a world of many small mementos (chunks, entities)
-//! never stalls a frame; one huge memento is encoded in one piece, on the page.
-//!
-//! # The worker's entry
-//!
-//! The worker loads the page's own module (its JS glue, from the glue's URL, and the compiled
-//! `WebAssembly.Module`, posted to it), then calls a function the game exports, which calls
-//! [`serve`] with the game's manager builder:
-//!
-//! ```no_run
-//! use savegame::{Codec, ManagerBuilder, SaveLoadManager};
-//! use wasm_bindgen::prelude::wasm_bindgen;
-//!
-//! fn saves() -> ManagerBuilder {
-//!     SaveLoadManager::builder().codec(Codec::MessagePack)
-//! }
-//!
-//! /// The save worker's entry (its name is what the page passes to `SaveWorker::spawn`).
-//! #[wasm_bindgen]
-//! pub fn save_worker() -> Result<(), String> {
-//!     savegame_web::serve(saves).map_err(|e| e.to_string())
-//! }
-//!
-//! # async fn page() -> savegame_web::Result<()> {
-//! // On the page:
-//! let worker = savegame_web::SaveWorker::spawn("save_worker").await?;
-//! let saves = savegame_web::IndexedDbSaves::open("my-game", saves()).await?.with_worker(worker);
-//! # Ok(()) }
-//! ```
-//!
-//! The module must be built with wasm-bindgen's `web` target (ES modules; what
-//! `wasm-bindgen --target web` and `wasm-pack build --target web` make). A module with a
-//! `#[wasm_bindgen(start)]` function runs it in the worker too: keep it from touching the
-//! page there (or start the page from an exported function, as the demo does).
+//! See [`SaveWorker`].
 
-pub(crate) mod pieces;
+mod pieces;
 mod serve;
 pub(crate) mod wire;
 
@@ -101,9 +53,58 @@ self.onmessage = async (event) => {
 
 const STARTING: &str = "starting the save worker";
 
-/// A dedicated worker that saves for [`IndexedDbSaves`](crate::IndexedDbSaves) (see the
-/// [module docs](self)): attach it with
-/// [`with_worker`](crate::IndexedDbSaves::with_worker). Cloning shares the one worker.
+/// A dedicated worker that saves for [`IndexedDbSaves`](crate::IndexedDbSaves): attach it
+/// with [`with_worker`](crate::IndexedDbSaves::with_worker). Cloning shares the one worker.
+///
+/// # How a save goes
+///
+/// 1. On the page, [`IndexedDbSaves::save`](crate::IndexedDbSaves::save) encodes each memento
+///    of the snapshot that is not encoded yet (a [`capture`](savegame::Snapshot::capture)
+///    defers it to here) and copies its bytes into an `ArrayBuffer` of its own, one memento at
+///    a time, yielding to the event loop every few milliseconds (in [`Slices`]).
+/// 2. The buffers go to the worker in one message, transferred (not copied).
+/// 3. The worker rebuilds the snapshot from them and runs the manager's save, exactly as the
+///    page would: it reads the slot's records, checks the previous save before keeping it as
+///    a backup, seals the new file (compression, AES-256-GCM, CRC) and commits everything in
+///    one IndexedDB transaction with strict durability.
+/// 4. Its answer (the [`SaveReport`], or the error, typed as on the page) comes back, and
+///    only then does the page's `save(..).await` end.
+///
+/// The page's thread never runs more than one memento's encoding, or one slice of
+/// [`SLICE_MS`], at a time: a world of many small mementos (chunks, entities)
+/// never stalls a frame; one huge memento is encoded in one piece, on the page.
+///
+/// # The worker's entry
+///
+/// The worker loads the page's own module (its JS glue, from the glue's URL, and the compiled
+/// `WebAssembly.Module`, posted to it), then calls a function the game exports, which calls
+/// [`serve`] with the game's manager builder:
+///
+/// ```no_run
+/// use savegame::{Codec, ManagerBuilder, SaveLoadManager};
+/// use wasm_bindgen::prelude::wasm_bindgen;
+///
+/// fn saves() -> ManagerBuilder {
+///     SaveLoadManager::builder().codec(Codec::MessagePack)
+/// }
+///
+/// /// The save worker's entry (its name is what the page passes to `SaveWorker::spawn`).
+/// #[wasm_bindgen]
+/// pub fn save_worker() -> Result<(), String> {
+///     savegame_web::serve(saves).map_err(|e| e.to_string())
+/// }
+///
+/// # async fn page() -> savegame_web::Result<()> {
+/// // On the page:
+/// let worker = savegame_web::SaveWorker::spawn("save_worker").await?;
+/// let saves = savegame_web::IndexedDbSaves::open("my-game", saves()).await?.with_worker(worker);
+/// # Ok(()) }
+/// ```
+///
+/// The module must be built with wasm-bindgen's `web` target (ES modules; what
+/// `wasm-bindgen --target web` and `wasm-pack build --target web` make). A module with a
+/// `#[wasm_bindgen(start)]` function runs it in the worker too: keep it from touching the
+/// page there (or start the page from an exported function, as the demo does).
 #[derive(Clone)]
 pub struct SaveWorker {
     link: Rc<Link>,

@@ -17,7 +17,6 @@ answer, for the page's verdict) is for the thing itself, bounded by SAVEGAME_TES
 import base64
 import functools
 import http.server
-import json
 import os
 import re
 import socket
@@ -27,7 +26,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -52,12 +50,8 @@ def serve(directory):
     return server
 
 
-def call(base, method, path, body=None, timeout=30):
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(base + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        return json.loads(resp.read() or b"{}").get("value")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chromium import call  # noqa: E402  (the WebDriver call the other browser scripts make)
 
 
 def main():

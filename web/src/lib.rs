@@ -57,13 +57,15 @@ mod error;
 mod idb;
 mod indexed_db;
 mod local;
+mod serve;
 mod worker;
 mod working;
 
 pub use error::{Error, QuotaExceeded, Result, is_quota_exceeded};
 pub use indexed_db::IndexedDbSaves;
 pub use local::LocalStorage;
-pub use worker::{SLICE_MS, SaveWorker, Slices, serve};
+pub use serve::serve;
+pub use worker::{SLICE_MS, SaveWorker, Slices};
 
 /// The guide's browser chapter, whose code blocks are compiled as doctests here (they need a
 /// browser to run; `tests/browser.rs` runs the same calls in headless Chromium).

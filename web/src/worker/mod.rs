@@ -3,8 +3,7 @@
 //!
 //! See [`SaveWorker`].
 
-mod pieces;
-mod serve;
+pub(crate) mod pieces;
 pub(crate) mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -22,7 +21,6 @@ use web_sys::{
 };
 
 pub use self::pieces::{SLICE_MS, Slices};
-pub use self::serve::serve;
 use self::wire::{Reply, Request, Settings, WireError};
 use crate::error::{Error, Result};
 use crate::idb::browser_error;
@@ -78,7 +76,7 @@ const STARTING: &str = "starting the save worker";
 ///
 /// The worker loads the page's own module (its JS glue, from the glue's URL, and the compiled
 /// `WebAssembly.Module`, posted to it), then calls a function the game exports, which calls
-/// [`serve`] with the game's manager builder:
+/// [`serve`](crate::serve()) with the game's manager builder:
 ///
 /// ```no_run
 /// use savegame::{Codec, ManagerBuilder, SaveLoadManager};
@@ -151,7 +149,7 @@ fn failed_reply(id: u32, reason: &str) -> JsValue {
 
 impl SaveWorker {
     /// Starts a dedicated worker on this page's own module and waits until it serves: the
-    /// worker calls the module's exported function `entry`, which must call [`serve`].
+    /// worker calls the module's exported function `entry`, which must call [`serve`](crate::serve()).
     ///
     /// # Errors
     /// [`Error::Unavailable`] when the worker cannot be made or its module cannot start

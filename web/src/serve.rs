@@ -12,10 +12,10 @@ use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use super::pieces::bytes_of;
-use super::wire::{Reply, Report, Request, SaveRequest, Settings, WireError};
 use crate::error::{Error, Result};
 use crate::indexed_db::IndexedDbSaves;
+use crate::worker::pieces::bytes_of;
+use crate::worker::wire::{Reply, Report, Request, SaveRequest, Settings, WireError};
 
 /// What the worker keeps between requests.
 struct Served {
@@ -29,7 +29,7 @@ struct Served {
 }
 
 /// Serves the page's saves in this dedicated worker: what the game's worker entry calls (see
-/// [`SaveWorker`](super::SaveWorker)). `builder` builds the manager of every save here, and
+/// [`SaveWorker`](crate::SaveWorker)). `builder` builds the manager of every save here, and
 /// must build it as the page builds its own (the same codec, key, schema version, backups):
 /// a save whose page manager differs in schema version or protection is refused with
 /// [`savegame::Error::Config`].

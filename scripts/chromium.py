@@ -3,7 +3,8 @@ the Python standard library only: a static file server, Chromium started in a pr
 its own (so a test can SIGKILL all of it), chromedriver attached to it, scripts run in the page,
 and DevTools protocol commands sent through chromedriver.
 
-CHROMIUM and CHROMEDRIVER point elsewhere than /usr/bin. Every wait is for the thing itself,
+CHROMIUM and CHROMEDRIVER point elsewhere than /usr/bin; SAVEGAME_CHROMIUM_FLAGS adds flags
+(`--js-flags=--trace-gc`, say). Every wait is for the thing itself,
 bounded by SAVEGAME_TEST_WAIT_SECS (default 120).
 """
 
@@ -27,7 +28,8 @@ WAIT_SECS = float(os.environ.get("SAVEGAME_TEST_WAIT_SECS") or 120)
 # network and it stalls; --no-sandbox because CI runs as root.
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
          "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--window-size=1000,700"]
+         "--disable-component-update", "--disable-sync", "--window-size=1000,700",
+         *os.environ.get("SAVEGAME_CHROMIUM_FLAGS", "").split()]
 
 
 def wait_for(what, check, secs=None):
@@ -119,7 +121,7 @@ class Browser:
         port_file = os.path.join(profile, "DevToolsActivePort")
         if os.path.exists(port_file):
             os.remove(port_file)
-        self.log = open(profile.rstrip("/") + ".log", "ab")
+        self.log = open(os.environ.get("SAVEGAME_CHROMIUM_LOG") or profile.rstrip("/") + ".log", "ab")
         self.proc = subprocess.Popen(
             [CHROMIUM, *FLAGS, *extra, f"--user-data-dir={profile}", "--remote-debugging-port=0",
              "about:blank"],

@@ -69,7 +69,11 @@ def main():
                       f"(floor's {block['floor_save']:.1f} ms); the floor's parts: capture, "
                       f"encode and seal {statistics.median(f['seal_ms']):.0f} ms, "
                       f"put {statistics.median(f['put_ms']):.0f} ms, "
-                      f"get {statistics.median(f['get_ms']):.0f} ms")
+                      f"get {statistics.median(f['get_ms']):.0f} ms; the timer's longest gap "
+                      f"while the page idled 300 ms: "
+                      f"{', '.join(f'{x:.1f}' for x in sorted(f['idle_block_ms']))}; "
+                      f"idling beside a worker that keeps a core busy: "
+                      f"{', '.join(f'{x:.1f}' for x in sorted(f['busy_block_ms']))}")
         return 0
     finally:
         browser.quit()

@@ -49,6 +49,11 @@ struct Figures {
     seal_ms: Vec<f64>,
     put_ms: Vec<f64>,
     get_ms: Vec<f64>,
+    /// The timer's longest gap while the page does nothing for 300 ms, before each round:
+    /// the machine's own noise.
+    idle_block_ms: Vec<f64>,
+    /// The same with a worker keeping a core busy for those 300 ms (as the save worker does).
+    busy_block_ms: Vec<f64>,
 }
 
 fn js_err(e: &JsValue) -> String {
@@ -111,8 +116,16 @@ async fn one_size(megabytes: u32, reps: u32, worker: bool) -> Result<Figures, St
         seal_ms: Vec::new(),
         put_ms: Vec::new(),
         get_ms: Vec::new(),
+        idle_block_ms: Vec::new(),
+        busy_block_ms: Vec::new(),
     };
     for rep in 0..reps {
+        figures
+            .idle_block_ms
+            .push(crate::js::idle_block_ms(300).await);
+        figures
+            .busy_block_ms
+            .push(crate::js::busy_block_ms(300).await);
         let generation = u64::from(rep) + 2;
         let ((seal_ms, put_ms), floor_save) = timed(|| async {
             let t0 = now();

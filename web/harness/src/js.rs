@@ -49,6 +49,20 @@ export function meter_start() {
   m.timer = setTimeout(tick, 0);
   return m;
 }
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+// A worker that keeps a core busy for `ms` (as the save worker does while it seals), and
+// nothing on the page: the control of what a busy worker alone costs the page's thread.
+export function busy_worker(ms) {
+  const src = `const end = performance.now() + ${ms}; let x = 0;
+    while (performance.now() < end) x += Math.sqrt(x + 1); postMessage(x);`;
+  const url = URL.createObjectURL(new Blob([src], { type: "text/javascript" }));
+  const worker = new Worker(url);
+  return new Promise((resolve) => {
+    worker.onmessage = () => { worker.terminate(); URL.revokeObjectURL(url); resolve(); };
+  });
+}
 // A report to the driver (the kill test's server keeps what the page says, in order).
 export function report(path, body) {
   return fetch(path, { method: "POST", body: String(body) }).then(() => undefined);
@@ -81,8 +95,26 @@ extern "C" {
     fn meter_start() -> JsValue;
     fn meter_stop(meter: &JsValue) -> f64;
     fn report(path: &str, body: &str) -> Promise;
+    fn sleep(ms: u32) -> Promise;
+    fn busy_worker(ms: u32) -> Promise;
     fn fill(name: &str, key: &str, n: u32) -> Promise;
     fn drop_database(name: &str) -> Promise;
+}
+
+/// The timer's longest gap while the page does nothing for `ms` milliseconds: what the
+/// machine alone (other processes, the browser's own threads) costs the page's thread.
+pub async fn idle_block_ms(ms: u32) -> f64 {
+    let meter = Meter::start();
+    let _ = JsFuture::from(sleep(ms)).await;
+    meter.stop()
+}
+
+/// The timer's longest gap while the page does nothing and a worker keeps a core busy for
+/// `ms` milliseconds: what a busy worker alone costs the page's thread on this machine.
+pub async fn busy_block_ms(ms: u32) -> f64 {
+    let meter = Meter::start();
+    let _ = JsFuture::from(busy_worker(ms)).await;
+    meter.stop()
 }
 
 /// Posts `body` to the driver's `path`, and waits for its answer.

@@ -96,6 +96,34 @@ fn a_load_gives_the_base_plus_every_delta_in_order() {
     assert_eq!(fresh.list().unwrap()[0].deltas, 3);
 }
 
+/// Issue 26, hole 6: an incremental save with nothing in it appended an empty delta, and the
+/// journal grew with every one.
+#[test]
+fn an_incremental_save_with_nothing_to_write_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut world = DirtyWorld::generate(ENTITIES, 11);
+    full_save(&manager, &mut world);
+    world.play(&mut Rng::new(12), 3, 0, 0);
+    let first = delta(&manager, &mut world, "base");
+    assert!(first.wrote);
+    assert_eq!(first.sequence, 1);
+    let journal = std::fs::read(journal_path(&manager)).unwrap();
+
+    // Nothing changed, and the label is the one the slot shows already.
+    let nothing = delta(&manager, &mut world, "base");
+    assert!(!nothing.wrote);
+    assert_eq!((nothing.sequence, nothing.bytes), (1, 0));
+    assert_eq!(nothing.journal_bytes, journal.len() as u64);
+    assert_eq!(std::fs::read(journal_path(&manager)).unwrap(), journal);
+
+    // A new label alone is something to write.
+    let relabelled = delta(&manager, &mut world, "renamed");
+    assert!(relabelled.wrote);
+    assert_eq!(relabelled.sequence, 2);
+    assert_eq!(manager.load(SLOT).unwrap().report.deltas, 2);
+}
+
 #[test]
 fn the_journal_is_compacted_into_a_new_base_when_it_outgrows_its_share() {
     let dir = tempfile::tempdir().unwrap();

@@ -630,6 +630,7 @@ impl Engine {
             return Ok(DeltaReport {
                 slot,
                 sequence: state.next_sequence - 1,
+                wrote: false,
                 bytes: 0,
                 journal_bytes: state.len,
                 compacted: None,
@@ -655,6 +656,7 @@ impl Engine {
         let mut report = DeltaReport {
             slot,
             sequence: state.next_sequence,
+            wrote: true,
             bytes: record.len() as u64,
             journal_bytes: journal_len,
             compacted: None,

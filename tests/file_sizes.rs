@@ -65,7 +65,10 @@ fn the_readme_is_a_front_page_of_at_most_200_lines() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let lines = readme.lines().count();
-    assert!(lines <= 200, "README.md has {lines} lines; move chapters to docs/guide/");
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines; move chapters to docs/guide/"
+    );
     for chapter in std::fs::read_dir(root.join("docs/guide")).unwrap() {
         let name = chapter.unwrap().file_name().to_string_lossy().into_owned();
         if name != "README.md" {

@@ -382,8 +382,19 @@ fn members() -> Vec<String> {
 fn no_crate_of_the_workspace_has_an_import_circle() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let members = members();
-    for krate in ["cli", "bevy", "web", "web/demo", "cloud", "demo/dungeon", "testkit"] {
-        assert!(members.iter().any(|m| m == krate), "{krate} is not a member");
+    for krate in [
+        "cli",
+        "bevy",
+        "web",
+        "web/demo",
+        "cloud",
+        "demo/dungeon",
+        "testkit",
+    ] {
+        assert!(
+            members.iter().any(|m| m == krate),
+            "{krate} is not a member"
+        );
     }
     for krate in &members {
         let src = root.join(krate).join("src");

@@ -1749,7 +1749,9 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
             72..92 => {
                 // Killed mid-sync (or mid-resolve): at the answer to its k-th request, or
                 // right after its k-th local write.
-                let mut declining: Option<(SlotId, Vec<u8>)> = None;
+                // What a killed resolve declines, if it gets far enough: (slot, the version it
+                // keeps, the version it declines).
+                let mut declining: Option<(SlotId, Vec<u8>, Vec<u8>)> = None;
                 let op = match conflicted {
                     Some(s) if rng.below(2) == 0 => {
                         let keep = if rng.below(2) == 0 {
@@ -1757,13 +1759,17 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         } else {
                             Keep::Remote
                         };
-                        if keep == Keep::Local {
-                            let copy =
-                                std::fs::read(dirs[d].join(format!("{}.conflict", s.file_name())))
-                                    .unwrap();
-                            let at = copy.windows(2).position(|w| w == b"\n\n").unwrap();
-                            declining = Some((s, copy[at + 2..].to_vec()));
-                        }
+                        let copy =
+                            std::fs::read(dirs[d].join(format!("{}.conflict", s.file_name())))
+                                .unwrap();
+                        let at = copy.windows(2).position(|w| w == b"\n\n").unwrap();
+                        let theirs = copy[at + 2..].to_vec();
+                        let ours = std::fs::read(dirs[d].join(s.file_name())).unwrap();
+                        declining = Some(if keep == Keep::Local {
+                            (s, ours, theirs)
+                        } else {
+                            (s, theirs, ours)
+                        });
                         // Whether the killed resolve got as far as its choice is not known:
                         // what it would decline is not looked for from here on.
                         if let Some(sides) = chaos_sides(&dirs[d], s) {
@@ -1798,19 +1804,27 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         }
                     },
                 );
-                // A resolve keeping the local save whose upload landed has kept the cloud's
+                // A resolve that got as far as its choice (keeping the local save: its upload
+                // landed; keeping the cloud's: it is the local save now) has kept the declined
                 // version as a backup, wherever it was killed.
-                if let Some((s, theirs)) = declining {
+                if let Some((s, kept, declined)) = declining {
                     let local = std::fs::read(dirs[d].join(s.file_name())).unwrap();
-                    if Raw::new(&server).get(PREFIX, s).as_ref() == Some(&local) {
-                        let kept = (1..10).any(|i| {
+                    let chosen = if local == declined {
+                        false
+                    } else if local == kept && kept != declined {
+                        Raw::new(&server).get(PREFIX, s).as_ref() == Some(&local)
+                    } else {
+                        false
+                    };
+                    if chosen {
+                        let backed_up = (1..10).any(|i| {
                             std::fs::read(dirs[d].join(format!("{}.bak{i}", s.file_name())))
-                                .is_ok_and(|b| b == theirs)
+                                .is_ok_and(|b| b == declined)
                         });
                         assert!(
-                            kept,
-                            "seed {seed}, step {step}: dev{d}'s resolve uploaded, and the \
-                             declined version is no backup"
+                            backed_up,
+                            "seed {seed}, step {step}: dev{d}'s resolve took its choice, and \
+                             the declined version is no backup"
                         );
                     }
                 }

@@ -64,6 +64,17 @@ impl Raw {
         }
     }
 
+    /// The object of `slot` under `prefix` with the ETag it is served under, in one GET.
+    fn get_tagged(&self, prefix: &str, slot: SlotId) -> (Vec<u8>, Option<String>) {
+        let path = Path::from(format!("{prefix}/{}", slot.file_name()));
+        block_on(async {
+            let got = self.0.get(&path).await?;
+            let e_tag = got.meta.e_tag.clone();
+            Ok::<_, savegame_cloud::object_store::Error>((got.bytes().await?.to_vec(), e_tag))
+        })
+        .unwrap()
+    }
+
     /// Overwrites the object of `slot` under `prefix` (its ETag changes, as for any upload).
     fn put(&self, prefix: &str, slot: SlotId, bytes: Vec<u8>) {
         let path = Path::from(format!("{prefix}/{}", slot.file_name()));
@@ -870,6 +881,8 @@ fn a_cut_off_upload_and_a_server_gone_mid_sync_lose_nothing() {
     // A small first version syncs; then a 4 MiB save, whose upload is cut off after 1 MiB.
     a.save(1, "v1", &[("n", 1)]);
     assert_eq!(a.sync().pushed, [SLOT]);
+    let raw = Raw::new(&server);
+    let v1 = raw.get_tagged(PREFIX, SLOT);
     let big = Blob(noise(4 << 20, 1));
     let mut snapshot = a.cloud.snapshot().with_label("v2");
     snapshot.capture_memento("n", &2u64).unwrap();
@@ -884,8 +897,11 @@ fn a_cut_off_upload_and_a_server_gone_mid_sync_lose_nothing() {
         "{:?}",
         report.failed[0].1
     );
-    // The local save is as it was; the cloud still holds v1, whole (no half upload is visible).
+    // The local save is as it was; the cloud still holds v1, whole, under v1's ETag: no half
+    // upload is visible, and no new content is served under the old tag (issue 27, hole 5:
+    // s3s-fs served it so).
     assert_eq!(a.primary(SLOT), before);
+    assert_eq!(raw.get_tagged(PREFIX, SLOT), v1);
     proxy.cut_after(0);
     let menu = a.cloud.remote_slots().unwrap();
     assert_eq!(menu[0].header.as_ref().unwrap().metadata.label, "v1");

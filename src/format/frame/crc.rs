@@ -12,6 +12,21 @@ use crate::format::bytes::read_u32;
 /// # Errors
 /// [`Error::NotASave`], [`Error::Malformed`] (too short) or [`Error::ChecksumMismatch`].
 pub fn check_crc(bytes: &[u8]) -> Result<()> {
+    let expected = crc_trailer(bytes)?;
+    let crc_at = bytes.len() - CRC_LEN;
+    let found = crc32fast::hash(&bytes[..crc_at]);
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
+/// The CRC32 a whole file's trailer records, once its magic and length are checked: for a
+/// reader that takes the CRC of the bytes before it as it goes.
+///
+/// # Errors
+/// [`Error::NotASave`] or [`Error::Malformed`] (too short).
+pub(crate) fn crc_trailer(bytes: &[u8]) -> Result<u32> {
     check_magic(bytes)?;
     if bytes.len() < HEADER_LEN + CRC_LEN {
         return Err(Error::malformed(format!(
@@ -19,13 +34,7 @@ pub fn check_crc(bytes: &[u8]) -> Result<()> {
             bytes.len()
         )));
     }
-    let crc_at = bytes.len() - CRC_LEN;
-    let expected = read_u32(bytes, crc_at);
-    let found = crc32fast::hash(&bytes[..crc_at]);
-    if expected != found {
-        return Err(Error::ChecksumMismatch { expected, found });
-    }
-    Ok(())
+    Ok(read_u32(bytes, bytes.len() - CRC_LEN))
 }
 
 /// How many bytes [`check_crc_in_pieces`] reads at a time.

@@ -244,19 +244,27 @@ pub(crate) fn seal_sources(
     let payload_len = (body_len + tags_len) as u64;
     buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
 
+    // The CRC of the bytes before it; for a body sealed in segments, the sealing threads took
+    // the body's share of it as they went.
+    let mut crc = crc32fast::Hasher::new();
     match params.protect {
-        Protect::Plain => {}
+        Protect::Plain => crc.update(&buf),
         Protect::Encrypted(key, nonce) => {
             let (head, body) = buf.split_at_mut(body_start);
             let associated = &head[..associated_end];
             match segment_log {
                 Some(log) => {
-                    let tags = segments::seal(key, &nonce, associated, body, log, params.threads)?;
-                    buf.extend_from_slice(&tags);
+                    let sealed =
+                        segments::seal(key, &nonce, associated, body, log, params.threads)?;
+                    crc.update(&buf[..body_start]);
+                    crc.combine(&sealed.crc);
+                    crc.update(&sealed.tags);
+                    buf.extend_from_slice(&sealed.tags);
                 }
                 None => {
                     let tag = seal_body(key, &nonce, associated, body)?;
                     buf.extend_from_slice(&tag);
+                    crc.update(&buf);
                 }
             }
         }
@@ -264,10 +272,11 @@ pub(crate) fn seal_sources(
             // The tag covers every byte before it: header, metadata and the readable body.
             let tag = key.authenticate(&buf)?;
             buf.extend_from_slice(&tag);
+            crc.update(&buf);
         }
     }
 
-    let crc = crc32fast::hash(&buf);
+    let crc = crc.finalize();
     buf.extend_from_slice(&crc.to_le_bytes());
     debug_assert!(
         params.compression != Compression::None

@@ -66,7 +66,15 @@ pub(crate) fn seal(
         tag.copy_from_slice(&key.seal(nonce, associated, segment)?);
         Ok(())
     };
-    let (result, crc) = in_parts(nonce, body, &mut tags, segment_log, threads, Crc::After, &each);
+    let (result, crc) = in_parts(
+        nonce,
+        body,
+        &mut tags,
+        segment_log,
+        threads,
+        Crc::After,
+        &each,
+    );
     result.map(|()| Sealed { tags, crc })
 }
 

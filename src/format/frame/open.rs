@@ -2,7 +2,7 @@
 //! the body decrypted in place (in segments or as one message) or its integrity tag checked,
 //! the body decompressed, a delta's preamble and the table of contents read.
 
-use super::crc::{check_crc, crc_trailer};
+use super::crc::{check_crc, check_crc_on, crc_trailer};
 use super::header::parse_header;
 use super::toc::{TocEntry, parse_delta_preamble, parse_toc};
 use super::{CRC_LEN, FileKind, Header, Key, MAC_LEN, NONCE_LEN, TAG_LEN};
@@ -45,7 +45,7 @@ pub(crate) fn open(
     // A body sealed in segments has its CRC taken as its segments are opened, on every thread
     // that opens them; any other file is checked first, whole.
     if header.segment_log.is_none() {
-        check_crc(&buf)?;
+        check_crc_on(&buf, threads)?;
     }
     if header.kind != expected_kind {
         return Err(damage_first(
@@ -56,7 +56,9 @@ pub(crate) fn open(
             },
         ));
     }
-    trust.admit(header.protection()).map_err(|e| damage_first(&buf, e))?;
+    trust
+        .admit(header.protection())
+        .map_err(|e| damage_first(&buf, e))?;
     let key = trust.key();
     let sections = header.sections();
     let associated_end = sections.metadata.end as usize;

@@ -5,6 +5,7 @@
 
 use std::time::SystemTime;
 
+use super::crc::crc_of;
 use super::toc::toc_entry_fixed;
 use super::{
     COMPRESSION_SHIFT, CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FLAG_SEGMENTED, FORMAT_VERSION,
@@ -248,7 +249,7 @@ pub(crate) fn seal_sources(
     // the body's share of it as they went.
     let mut crc = crc32fast::Hasher::new();
     match params.protect {
-        Protect::Plain => crc.update(&buf),
+        Protect::Plain => crc = crc_of(&buf, params.threads),
         Protect::Encrypted(key, nonce) => {
             let (head, body) = buf.split_at_mut(body_start);
             let associated = &head[..associated_end];
@@ -271,8 +272,9 @@ pub(crate) fn seal_sources(
         Protect::Authenticated(key) => {
             // The tag covers every byte before it: header, metadata and the readable body.
             let tag = key.authenticate(&buf)?;
+            crc = crc_of(&buf, params.threads);
+            crc.update(&tag);
             buf.extend_from_slice(&tag);
-            crc.update(&buf);
         }
     }
 

@@ -442,13 +442,14 @@ impl Engine {
     pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
         #[derive(Default)]
         struct Found {
-            primary: bool,
+            /// The primary file's name, as listed.
+            primary: Option<String>,
             backups: u32,
             deltas: bool,
         }
         let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
-        for file in &self.files.list()? {
-            let Some(kind) = SlotFile::parse(file) else {
+        for file in self.files.list()? {
+            let Some(kind) = SlotFile::parse(&file) else {
                 continue;
             };
             // The key-value store is a file of the folder, not a slot.
@@ -457,7 +458,7 @@ impl Engine {
             }
             let found = slots.entry(kind.slot()).or_default();
             match kind {
-                SlotFile::Primary(_) => found.primary = true,
+                SlotFile::Primary(_) => found.primary = Some(file),
                 SlotFile::Backup(..) => found.backups += 1,
                 SlotFile::Journal(_) | SlotFile::Delta(..) => found.deltas = true,
                 SlotFile::PreMigration(..)
@@ -468,8 +469,8 @@ impl Engine {
         }
         Ok(slots
             .into_iter()
-            .filter(|(_, f)| f.primary || f.backups > 0)
-            .map(|(slot, f)| self.slot_info(slot, f.primary, f.backups, f.deltas))
+            .filter(|(_, f)| f.primary.is_some() || f.backups > 0)
+            .map(|(slot, f)| self.slot_info(slot, f.primary.as_deref(), f.backups, f.deltas))
             .collect())
     }
 
@@ -482,10 +483,19 @@ impl Engine {
         if !has_primary && backups == 0 {
             return Err(Error::SlotEmpty { slot });
         }
-        Ok(self.slot_info(slot, has_primary, backups, has_deltas(&listing, slot)))
+        let primary = has_primary.then_some(name.as_str());
+        Ok(self.slot_info(slot, primary, backups, has_deltas(&listing, slot)))
     }
 
-    fn slot_info(&self, slot: SlotId, has_primary: bool, backups: u32, deltas: bool) -> SlotInfo {
+    /// What the load menu shows for `slot`, whose primary file is `primary` (its name; `None`
+    /// when it has none).
+    fn slot_info(
+        &self,
+        slot: SlotId,
+        primary: Option<&str>,
+        backups: u32,
+        deltas: bool,
+    ) -> SlotInfo {
         let unreadable = |reason: String| SlotInfo {
             slot,
             file_size: 0,
@@ -496,12 +506,12 @@ impl Engine {
             latest: None,
             total_size: 0,
         };
-        if !has_primary {
+        let Some(name) = primary else {
             return unreadable(format!(
                 "the primary file is missing ({backups} backup(s) remain)"
             ));
-        }
-        let (header, file_size) = match self.files.read_header(&slot.file_name()) {
+        };
+        let (header, file_size) = match self.files.read_header(name) {
             Ok(Some(found)) => found,
             Ok(None) => return unreadable("the primary file vanished while listing".into()),
             Err(e) => return unreadable(e.to_string()),
@@ -525,8 +535,7 @@ impl Engine {
             }
         };
         let summary = if deltas {
-            self.journals
-                .summary(&self.files, &slot.file_name(), header.generation)
+            self.journals.summary(&self.files, name, header.generation)
         } else {
             Default::default()
         };

@@ -12,6 +12,7 @@ use super::journal::{Journals, has_deltas};
 use super::locks::{lock, lock_slot};
 use super::menu::{SlotInfo, SlotStatus};
 use super::report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
+use super::verified::Verified;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::format::Header;
@@ -34,6 +35,8 @@ pub(crate) struct Engine {
     pub(super) journals: Journals,
     /// Held while an autosave picks its slot and writes it, so two autosaves never pick the same.
     pub(super) autosave_lock: Mutex<()>,
+    /// The bases checked whole, while that check stands for them.
+    pub(super) verified: Verified,
 }
 
 /// How many times a load reads a slot without its lock before it takes the lock: each retry
@@ -752,12 +755,18 @@ impl Engine {
                 codec.name()
             )));
         }
-        // Checked in full every time, a piece at a time: a delta on a base damaged since it was
-        // written would be dropped by the next load, which falls back to a backup.
-        self.files.check_stored(name, len).map_err(|e| match e {
-            e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
-            e => e,
-        })?;
+        // Checked in full, a piece at a time, unless a check since its last change stands for
+        // it (see `verified`): a delta on a base damaged since it was written would be
+        // dropped by the next load, which falls back to a backup.
+        let taken = SystemTime::now();
+        let identity = self.files.storage.identity(name).ok().flatten();
+        if !self.verified.vouches(name, identity) {
+            self.files.check_stored(name, len).map_err(|e| match e {
+                e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
+                e => e,
+            })?;
+            self.verified.passed(name, identity, taken);
+        }
         Ok((header, len))
     }
 }

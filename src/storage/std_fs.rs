@@ -4,8 +4,8 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::StorageLock;
 use super::file_system::{FileSystem, WriteFile};
+use super::{Identity, StorageLock};
 
 /// The real file system, through `std::fs`.
 ///
@@ -22,7 +22,10 @@ impl WriteFile for StdFile {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.0.sync_all()
+        // The data and what reading it back needs (its length, its blocks: fdatasync writes
+        // them), not the times it was changed at, which are not worth a journal commit. The
+        // file's name is made durable by the folder's fsync.
+        self.0.sync_data()
     }
 }
 
@@ -87,6 +90,34 @@ impl FileSystem for StdFs {
             return Err(io::ErrorKind::FileTooLarge.into());
         }
         Ok(buf)
+    }
+
+    /// On Unix, from the file's status: device, inode, length, and its modification and
+    /// status-change times. Elsewhere `None`: the times alone could miss a change.
+    fn identity(&self, path: &Path) -> io::Result<Option<Identity>> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(path)?;
+            let at = |secs: i64, nanos: i64| {
+                let nanos = u32::try_from(nanos).unwrap_or(0);
+                match u64::try_from(secs) {
+                    Ok(secs) => std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos),
+                    Err(_) => std::time::UNIX_EPOCH,
+                }
+            };
+            Ok(Some(Identity {
+                file: (meta.dev(), meta.ino()),
+                len: meta.len(),
+                modified: at(meta.mtime(), meta.mtime_nsec()),
+                changed: at(meta.ctime(), meta.ctime_nsec()),
+            }))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = std::fs::metadata(path)?;
+            Ok(None)
+        }
     }
 
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {

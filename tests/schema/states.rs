@@ -122,15 +122,17 @@ fn a_registry_whose_entity_type_changed_without_a_version_fails() {
         monsters: Registry<Renamed>,
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut before = Monsters::default();
-    before.monsters = Registry::new().with_prefix("monster/");
+    let mut before = Monsters {
+        monsters: Registry::new().with_prefix("monster/"),
+    };
     before.monsters.register("rat", Monster { hp: 3 }).unwrap();
     let guard = || Guard::new(dir.path()).write_files(true);
     assert!(guard().check(&before).unwrap_err().only_written());
     guard().check(&before).unwrap();
 
-    let mut after = RenamedMonsters::default();
-    after.monsters = Registry::new().with_prefix("monster/");
+    let mut after = RenamedMonsters {
+        monsters: Registry::new().with_prefix("monster/"),
+    };
     after
         .monsters
         .register("rat", Renamed { health: 3 })

@@ -29,7 +29,7 @@
 //!
 //! The `compression` groups (features `lz4`, `zstd`) save and load the 100,000-entity world,
 //! encrypted, through the manager (fsync'd) uncompressed, with LZ4 and with Zstandard at levels
-//! 1 and 3, in MessagePack and JSON; the run prints each file's size against the uncompressed
+//! -1 (zstd's first fast level), 1 and 3 (on the manager's threads, zstd's workers), in MessagePack and JSON; the run prints each file's size against the uncompressed
 //! one.
 //!
 //! The `bitcode` groups (feature `bitcode`) save and load the 100,000-entity world through the
@@ -649,6 +649,7 @@ fn compression(c: &mut Criterion) {
         kinds.push(("lz4", Compression::Lz4));
     }
     if cfg!(feature = "zstd") {
+        kinds.push(("zstd-fast-1", Compression::Zstd { level: -1 }));
         kinds.push(("zstd-1", Compression::Zstd { level: 1 }));
         kinds.push(("zstd-3", Compression::Zstd { level: 3 }));
     }

@@ -229,7 +229,10 @@ pub(crate) fn seal_sources(
         let body = &buf[body_start..];
         let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
         out.extend_from_slice(&buf[..body_start]);
-        if params.compression.compress_into(body, &mut out)? {
+        if params
+            .compression
+            .compress_into(body, &mut out, params.threads)?
+        {
             let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
             out[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
             out.reserve_exact(tag_len + CRC_LEN);

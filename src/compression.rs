@@ -202,7 +202,7 @@ impl Compression {
             }
             #[allow(unreachable_patterns)]
             _ => {
-                let _ = (body, stream);
+                let _ = (body, stream, threads);
                 Err(disabled(self))
             }
         }

@@ -165,11 +165,9 @@ impl Engine {
 
     /// Checks the slot's current primary file (see [`previous`](Self::previous)) and seals the
     /// new one with `seal(generation of the current file)`. When the current file is about to
-    /// become a backup, its check (a CRC over every byte) must pass first. A manager that seals
-    /// on one thread runs the check on a second thread beside the seal, so on a machine with a
-    /// core to spare it costs the save no time (where no thread can be had, it runs here). One
-    /// that seals on several threads runs it first: beside them it would only take a core from
-    /// them.
+    /// become a backup, its check (a CRC over every byte) must pass first. The check runs on a
+    /// second thread beside the seal, so it costs the save little (where no thread can be
+    /// had, it runs here).
     fn check_previous_and_seal(
         &self,
         name: &str,
@@ -180,30 +178,22 @@ impl Engine {
             && header.schema_version == self.files.schema_version
         {
             let check = || self.files.check_stored(name, len);
-            let (checked, sealed) = if self.files.threads > 1 {
-                // The seal has every thread it may use already: a check beside it would
-                // only take a core from it. It runs first, on this thread.
-                let checked = check();
-                // A previous file that fails its check changes the generation: sealed below.
-                let sealed = match checked {
-                    Ok(()) => seal(header.generation, len),
-                    Err(_) => Ok(Vec::new()),
+            // The check reads the current file back and takes its CRC: on a second thread, it
+            // runs beside the seal's encoding (one memento is encoded on one thread, and a
+            // seal's parallel stages are short), where it costs the save little. A check that
+            // fails changes the generation: the new file is then sealed again, below.
+            let (checked, sealed) = std::thread::scope(|scope| {
+                let thread = std::thread::Builder::new()
+                    .name("savegame-check".into())
+                    .spawn_scoped(scope, check);
+                let sealed = seal(header.generation, len);
+                let checked = match thread {
+                    // A check that panicked (it has no way to) is run again here.
+                    Ok(thread) => thread.join().unwrap_or_else(|_| check()),
+                    Err(_) => check(),
                 };
                 (checked, sealed)
-            } else {
-                std::thread::scope(|scope| {
-                    let thread = std::thread::Builder::new()
-                        .name("savegame-check".into())
-                        .spawn_scoped(scope, check);
-                    let sealed = seal(header.generation, len);
-                    let checked = match thread {
-                        // A check that panicked (it has no way to) is run again here.
-                        Ok(thread) => thread.join().unwrap_or_else(|_| check()),
-                        Err(_) => check(),
-                    };
-                    (checked, sealed)
-                })
-            };
+            });
             return match checked {
                 Ok(()) => {
                     let sound = Previous {

@@ -14,6 +14,7 @@ mod report;
 mod store;
 mod sync;
 mod tracking;
+mod verified;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -314,6 +315,7 @@ impl ManagerBuilder {
                 compact_percent: self.compact_percent,
                 journals: Journals::default(),
                 autosave_lock: Mutex::default(),
+                verified: Default::default(),
             }),
             worker: Worker::new(),
             baselines: tracking::Baselines::default(),

@@ -137,13 +137,20 @@ class Browser:
                 return line or None
             except OSError:
                 return None
-        debugger = f"127.0.0.1:{wait_for('chromium to listen', port)}"
-        caps = {"capabilities": {"alwaysMatch": {
-            "goog:loggingPrefs": {"browser": "ALL"},
-            "goog:chromeOptions": {"debuggerAddress": debugger}}}}
-        self.session = call(driver.base, "POST", "/session", caps, timeout=WAIT_SECS)["sessionId"]
-        self.s = f"/session/{self.session}"
-        call(driver.base, "POST", self.s + "/timeouts", {"script": int(WAIT_SECS * 1000)})
+        # Chromium runs in a session of its own, so nothing ends it but this object: a start
+        # that fails half-way kills what it started before saying so.
+        try:
+            debugger = f"127.0.0.1:{wait_for('chromium to listen', port)}"
+            caps = {"capabilities": {"alwaysMatch": {
+                "goog:loggingPrefs": {"browser": "ALL"},
+                "goog:chromeOptions": {"debuggerAddress": debugger}}}}
+            self.session = call(driver.base, "POST", "/session", caps,
+                                timeout=WAIT_SECS)["sessionId"]
+            self.s = f"/session/{self.session}"
+            call(driver.base, "POST", self.s + "/timeouts", {"script": int(WAIT_SECS * 1000)})
+        except BaseException:
+            self.kill()
+            raise
 
     def post(self, path, body, timeout=30):
         return call(self.driver.base, "POST", self.s + path, body, timeout=timeout)

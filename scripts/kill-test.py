@@ -115,20 +115,24 @@ def kills(driver, server, profile, count, rng, lost):
     for round_ in range(count + 1):
         worker = round_ % 2 == 0
         browser = chromium.Browser(driver, profile)
-        reports.clear()
-        start_loop(browser, url, worker)
-        found = loaded(reports)
-        if found["generation"] < saved:
-            lost.append(f"round {round_}: generation {saved} was saved, "
-                        f"{found['generation']} loaded")
-        if round_ == count:
-            browser.quit()
-            break
-        start = found["generation"]
-        reports.wait("a save under way",
-                     lambda k, b, start=start: k == "saving" and int(b) > start)
-        time.sleep(rng.uniform(0, 0.25))
-        browser.kill()
+        try:
+            reports.clear()
+            start_loop(browser, url, worker)
+            found = loaded(reports)
+            if found["generation"] < saved:
+                lost.append(f"round {round_}: generation {saved} was saved, "
+                            f"{found['generation']} loaded")
+            if round_ == count:
+                browser.quit()
+                break
+            start = found["generation"]
+            reports.wait("a save under way",
+                         lambda k, b, start=start: k == "saving" and int(b) > start)
+            time.sleep(rng.uniform(0, 0.25))
+        finally:
+            # The kill itself, and on a failure the browser is not left running.
+            if browser.alive():
+                browser.kill()
         last_saving, last_saved = reports.max_of("saving"), reports.max_of("saved")
         if last_saving > last_saved:
             mid_save += 1

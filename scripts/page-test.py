@@ -19,6 +19,7 @@ import functools
 import http.server
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -154,6 +155,7 @@ def main():
         driver.terminate()
         driver.wait(timeout=10)
         server.shutdown()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":

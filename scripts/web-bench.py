@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The browser bench's driver: opens the harness page (built by scripts/web-harness.sh) in
+"""The browser bench's driver: opens the harness page (built by `scripts/web-demo.sh harness`) in
 headless Chromium and runs its bench, then prints each figure and its ratio to the floor.
 
     scripts/web-bench.py DIR [--reps N] [--sizes 1,10] [--path page|worker|both]
@@ -10,6 +10,7 @@ Run it through scripts/web-bench.sh, which builds the page first.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,8 +31,9 @@ def main():
     server = chromium.Server(a.dir)
     driver = chromium.Driver()
     profile = tempfile.mkdtemp(prefix="savegame-bench-")
-    browser = chromium.Browser(driver, os.path.join(profile, "p"))
+    browser = None
     try:
+        browser = chromium.Browser(driver, os.path.join(profile, "p"))
         browser.go(server.url("index.html"))
         chromium.wait_ready(browser)
         print(f"{browser.js('return navigator.userAgent;')}")
@@ -76,9 +78,11 @@ def main():
                       f"{', '.join(f'{x:.1f}' for x in sorted(f['busy_block_ms']))}")
         return 0
     finally:
-        browser.quit()
+        if browser:
+            browser.quit()
         driver.close()
         server.close()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ use crate::entry::{
 /// it is a migration step that renames `component/<old>` to `component/<new>`
 /// ([`migrate::rename_component`](crate::migrate::rename_component)).
 pub trait SavegameApp {
-    /// Saves component `T` on every [`Saveable`] entity that has it. Its `Entity` fields (those
+    /// Saves component `T` on every [`Saveable`](crate::Saveable) entity that has it. Its `Entity` fields (those
     /// `#[entities]` marks for Bevy's [`Component::map_entities`]) are saved as the stable ids
     /// of the entities they point at, and point at the same logical entities after a load.
     fn save_component<T>(&mut self) -> &mut Self
@@ -41,7 +41,7 @@ pub trait SavegameApp {
     /// from the old version ([`migrate::component_step`](crate::migrate::component_step)
     /// registers one for the column of full saves and one for the per-entity values of
     /// incremental saves): a load migrates older saves' mementos, and refuses one at a
-    /// version no step leads from, or at a newer one ([`SaveError::Deserialize`] with
+    /// version no step leads from, or at a newer one ([`SaveError::Deserialize`](crate::SaveError::Deserialize) with
     /// `NoMementoMigrationPath` or `NewerMemento`).
     fn save_component_versioned<T>(&mut self, name: &str, version: u32) -> &mut Self
     where

@@ -24,6 +24,10 @@ use std::fmt;
 
 use crate::error::{Error, Result};
 
+/// The smallest body Zstandard compresses on more than one thread.
+#[cfg(feature = "zstd")]
+const ZSTD_PARALLEL_MIN: usize = 2 << 20;
+
 /// The zstd level [`Compression::zstd`] picks: zstd's own default, a good speed for its ratio.
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
@@ -129,13 +133,20 @@ impl Compression {
 
     /// Appends `body`, compressed, to `out`: its length as a `u64`, then the stream. Returns
     /// `false`, with `out` as it was, when that would not be smaller than `body`.
-    pub(crate) fn compress_into(self, body: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    /// Zstandard compresses a large body on up to `threads` threads (zstd's own workers, each
+    /// a job of the one frame); LZ4 on one.
+    pub(crate) fn compress_into(
+        self,
+        body: &[u8],
+        out: &mut Vec<u8>,
+        threads: usize,
+    ) -> Result<bool> {
         if self == Compression::None {
             return Ok(false);
         }
         let start = out.len();
         out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        let written = match self.compress_stream(body, out) {
+        let written = match self.compress_stream(body, out, threads) {
             Ok(written) => written,
             Err(e) => {
                 out.truncate(start);
@@ -155,7 +166,7 @@ impl Compression {
     // Without a compression feature `out` only reaches the refusal, and clippy would have a
     // slice; with one it grows.
     #[cfg_attr(not(any(feature = "lz4", feature = "zstd")), allow(clippy::ptr_arg))]
-    fn compress_stream(self, body: &[u8], out: &mut Vec<u8>) -> Result<usize> {
+    fn compress_stream(self, body: &[u8], out: &mut Vec<u8>, threads: usize) -> Result<usize> {
         let stream = out.len();
         match self {
             #[cfg(feature = "lz4")]
@@ -173,15 +184,25 @@ impl Compression {
             #[cfg(feature = "zstd")]
             Compression::Zstd { level } => {
                 out.resize(stream + zstd::zstd_safe::compress_bound(body.len()), 0);
-                zstd::bulk::compress_to_buffer(body, &mut out[stream..], level).map_err(|e| {
-                    Error::Config {
-                        reason: format!("zstd compression failed: {e}"),
-                    }
-                })
+                let failed = |e: std::io::Error| Error::Config {
+                    reason: format!("zstd compression failed: {e}"),
+                };
+                let mut compressor = zstd::bulk::Compressor::new(level).map_err(failed)?;
+                // zstd cuts a frame into jobs of a few MiB for its workers: a smaller body
+                // is one job, and a worker would only wait for it.
+                if threads > 1 && body.len() >= ZSTD_PARALLEL_MIN {
+                    let workers = u32::try_from(threads).unwrap_or(u32::MAX);
+                    compressor
+                        .set_parameter(zstd::zstd_safe::CParameter::NbWorkers(workers))
+                        .map_err(failed)?;
+                }
+                compressor
+                    .compress_to_buffer(body, &mut out[stream..])
+                    .map_err(failed)
             }
             #[allow(unreachable_patterns)]
             _ => {
-                let _ = (body, stream);
+                let _ = (body, stream, threads);
                 Err(disabled(self))
             }
         }
@@ -294,18 +315,18 @@ mod tests {
             .collect();
         for c in all() {
             let mut out = vec![0xAA; 3];
-            assert!(c.compress_into(&body, &mut out).unwrap(), "{c}");
+            assert!(c.compress_into(&body, &mut out, 1).unwrap(), "{c}");
             assert!(out.len() < body.len() / 2, "{c}: {}", out.len());
             assert_eq!(out[..3], [0xAA; 3]);
             assert_eq!(c.decompress(&out[3..], 1 << 20).unwrap(), body);
             // Too short to gain anything: left alone.
             let mut out = Vec::new();
-            assert!(!c.compress_into(b"abc", &mut out).unwrap());
+            assert!(!c.compress_into(b"abc", &mut out, 1).unwrap());
             assert!(out.is_empty());
         }
         assert!(
             !Compression::None
-                .compress_into(&body, &mut Vec::new())
+                .compress_into(&body, &mut Vec::new(), 1)
                 .unwrap()
         );
     }
@@ -313,11 +334,31 @@ mod tests {
     /// A compression bomb: a tiny stream that claims (or would make) far more than the cap is
     /// refused before anything is allocated for it.
     #[test]
+    fn a_body_compressed_on_many_threads_reads_back_the_same() {
+        // Large enough for zstd's workers (several jobs), and not too regular.
+        let body: Vec<u8> = (0..6u32 << 20)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 27) as u8 ^ (i / 4096) as u8)
+            .collect();
+        for c in all() {
+            let mut one = Vec::new();
+            let mut many = Vec::new();
+            assert!(c.compress_into(&body, &mut one, 1).unwrap(), "{c}");
+            assert!(c.compress_into(&body, &mut many, 4).unwrap(), "{c}");
+            assert_eq!(c.decompress(&one, 8 << 20).unwrap(), body, "{c}");
+            assert_eq!(
+                c.decompress(&many, 8 << 20).unwrap(),
+                body,
+                "{c} on 4 threads"
+            );
+        }
+    }
+
+    #[test]
     fn a_decompressed_size_over_the_cap_is_refused_before_allocating() {
         let body = vec![0u8; 1 << 20];
         for c in all() {
             let mut out = Vec::new();
-            assert!(c.compress_into(&body, &mut out).unwrap());
+            assert!(c.compress_into(&body, &mut out, 1).unwrap());
             assert!(out.len() < 10_000, "{c}");
             let err = c.decompress(&out, 1000).unwrap_err();
             assert!(

@@ -465,15 +465,9 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
         })
         .collect();
     // Evidence that every writer is saving, before the loads begin.
-    let waiting = Instant::now();
-    while published_all(&dir, &published).contains(&0) {
-        assert!(
-            waiting.elapsed() < Duration::from_secs(300),
-            "a writer never saved: {:?}",
-            published_all(&dir, &published)
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    savegame_testkit::wait::until("every writer's first save", || {
+        !published_all(&dir, &published).contains(&0)
+    });
 
     let started = Instant::now();
     let at_start = published_all(&dir, &published);

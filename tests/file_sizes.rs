@@ -57,3 +57,25 @@ fn no_source_file_of_the_workspace_is_over_800_lines() {
         long.join("\n")
     );
 }
+
+/// The README is a front page (issue 28): what the crate is, the two commands, the quick start,
+/// what is where, the guarantees and links. Every chapter lives in `docs/guide/`.
+#[test]
+fn the_readme_is_a_front_page_of_at_most_200_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 200,
+        "README.md has {lines} lines; move chapters to docs/guide/"
+    );
+    for chapter in std::fs::read_dir(root.join("docs/guide")).unwrap() {
+        let name = chapter.unwrap().file_name().to_string_lossy().into_owned();
+        if name != "README.md" {
+            assert!(
+                readme.contains(&format!("docs/guide/{name}")),
+                "the README's table does not link docs/guide/{name}"
+            );
+        }
+    }
+}

@@ -96,6 +96,34 @@ fn a_load_gives_the_base_plus_every_delta_in_order() {
     assert_eq!(fresh.list().unwrap()[0].deltas, 3);
 }
 
+/// Issue 26, hole 6: an incremental save with nothing in it appended an empty delta, and the
+/// journal grew with every one.
+#[test]
+fn an_incremental_save_with_nothing_to_write_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path(), 1_000);
+    let mut world = DirtyWorld::generate(ENTITIES, 11);
+    full_save(&manager, &mut world);
+    world.play(&mut Rng::new(12), 3, 0, 0);
+    let first = delta(&manager, &mut world, "base");
+    assert!(first.wrote);
+    assert_eq!(first.sequence, 1);
+    let journal = std::fs::read(journal_path(&manager)).unwrap();
+
+    // Nothing changed, and the label is the one the slot shows already.
+    let nothing = delta(&manager, &mut world, "base");
+    assert!(!nothing.wrote);
+    assert_eq!((nothing.sequence, nothing.bytes), (1, 0));
+    assert_eq!(nothing.journal_bytes, journal.len() as u64);
+    assert_eq!(std::fs::read(journal_path(&manager)).unwrap(), journal);
+
+    // A new label alone is something to write.
+    let relabelled = delta(&manager, &mut world, "renamed");
+    assert!(relabelled.wrote);
+    assert_eq!(relabelled.sequence, 2);
+    assert_eq!(manager.load(SLOT).unwrap().report.deltas, 2);
+}
+
 #[test]
 fn the_journal_is_compacted_into_a_new_base_when_it_outgrows_its_share() {
     let dir = tempfile::tempdir().unwrap();
@@ -768,4 +796,126 @@ mod state {
         assert_eq!(snapshot.memento::<Stats>("player").unwrap().kills, 3);
         assert_eq!(snapshot.memento::<Stats>("boss").unwrap().kills, 0);
     }
+}
+
+/// The real file system, counting the bytes read from the files whose names end in `.sav`.
+#[derive(Debug, Clone, Default)]
+struct CountingFs(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+impl CountingFs {
+    fn read_of_saves(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn count(&self, path: &Path, bytes: usize) {
+        if path.extension().is_some_and(|e| e == "sav") {
+            self.0
+                .fetch_add(bytes as u64, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl savegame::storage::FileSystem for CountingFs {
+    fn create_dir(&self, dir: &Path) -> std::io::Result<bool> {
+        savegame::storage::StdFs.create_dir(dir)
+    }
+    fn file_len(&self, path: &Path) -> std::io::Result<u64> {
+        savegame::storage::StdFs.file_len(path)
+    }
+    fn identity(&self, path: &Path) -> std::io::Result<Option<savegame::storage::Identity>> {
+        savegame::storage::StdFs.identity(path)
+    }
+    fn read(&self, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+        let bytes = savegame::storage::StdFs.read(path, limit)?;
+        self.count(path, bytes.len());
+        Ok(bytes)
+    }
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> std::io::Result<(Vec<u8>, u64)> {
+        let read = savegame::storage::StdFs.read_at(path, offset, len)?;
+        self.count(path, read.0.len());
+        Ok(read)
+    }
+    fn create(&self, path: &Path) -> std::io::Result<Box<dyn savegame::storage::WriteFile>> {
+        savegame::storage::StdFs.create(path)
+    }
+    fn overwrite(&self, path: &Path) -> std::io::Result<Box<dyn savegame::storage::WriteFile>> {
+        savegame::storage::StdFs.overwrite(path)
+    }
+    fn open_append(&self, path: &Path) -> std::io::Result<Box<dyn savegame::storage::WriteFile>> {
+        savegame::storage::StdFs.open_append(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        savegame::storage::StdFs.rename(from, to)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        savegame::storage::StdFs.hard_link(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> std::io::Result<()> {
+        savegame::storage::StdFs.remove_file(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        savegame::storage::StdFs.sync_dir(dir)
+    }
+    fn list_dir(&self, dir: &Path) -> std::io::Result<Vec<(String, u64)>> {
+        savegame::storage::StdFs.list_dir(dir)
+    }
+    fn lock(&self, path: &Path) -> std::io::Result<savegame::storage::StorageLock> {
+        savegame::storage::StdFs.lock(path)
+    }
+}
+
+/// Issue 30, target 6: a delta reads its base whole again only when the base changed since a
+/// check of it that stands (or every 64th delta), and a base damaged in place, after such a
+/// check, is still refused: the damage changes the file's identity.
+#[test]
+fn a_settled_base_is_read_whole_once_and_again_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = CountingFs::default();
+    let storage = FsStorage::with_file_system(dir.path(), fs.clone()).unwrap();
+    let manager = manager_in(storage, 1_000_000);
+    let mut world = DirtyWorld::generate(ENTITIES, 21);
+    let mut rng = Rng::new(22);
+    full_save(&manager, &mut world);
+    let base_len = std::fs::metadata(manager.path_of(SLOT)).unwrap().len();
+    // Let the base's last change settle: a file's change time has a coarse clock, and a check
+    // taken within `Identity::SETTLE` of it stands for nothing.
+    let identity =
+        savegame::storage::FileSystem::identity(&savegame::storage::StdFs, &manager.path_of(SLOT))
+            .unwrap()
+            .unwrap();
+    // The rename that put the base in place changed it after its last write.
+    let changed = identity.changed.max(identity.modified);
+    savegame_testkit::wait::clock_past(changed + savegame::storage::Identity::SETTLE);
+
+    let read = |f: &mut dyn FnMut()| {
+        let before = fs.read_of_saves();
+        f();
+        fs.read_of_saves() - before
+    };
+    let one_delta = |world: &mut DirtyWorld, rng: &mut Rng| {
+        world.play(rng, ENTITIES / 100, 0, 0);
+        let mut changes = manager.snapshot();
+        world.capture_changes(&mut changes).unwrap();
+        let result = manager.save_incremental(SLOT, &changes).map(drop);
+        world.saved();
+        result
+    };
+    // The first delta checks the base whole; the next ones read only its header.
+    assert!(read(&mut || one_delta(&mut world, &mut rng).unwrap()) >= base_len);
+    for _ in 0..5 {
+        let bytes = read(&mut || one_delta(&mut world, &mut rng).unwrap());
+        assert!(
+            bytes < 4096,
+            "a delta read {bytes} bytes of a {base_len}-byte base"
+        );
+    }
+    // Damaged in place, the base is read whole again, and the delta refused.
+    common::flip_in_place(&manager.path_of(SLOT));
+    let mut refused = None;
+    let bytes = read(&mut || refused = Some(one_delta(&mut world, &mut rng)));
+    assert!(bytes >= base_len / 2, "read {bytes} bytes after the damage");
+    assert!(
+        matches!(refused, Some(Err(Error::FullSaveNeeded { .. }))),
+        "{refused:?}"
+    );
 }

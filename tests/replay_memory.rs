@@ -108,8 +108,11 @@ fn recording_a_long_match_keeps_one_chunk_and_one_keyframe_in_memory() {
         long.keyframes, long.file_len, long.peak, short.peak
     );
     assert!(long.peak <= bound, "peak {} over {bound}", long.peak);
+    // Growth with the match would be megabytes over 216,000 frames. One chunk is the slack:
+    // how many chunks are in flight to the writer thread at the peak depends on the disk's
+    // pace in each run (a busy machine's fsyncs are slower), not on the match's length.
     assert!(
-        long.peak <= short.peak + 16 * 1024,
+        long.peak <= short.peak + DEFAULT_CHUNK_SIZE + 16 * 1024,
         "memory grew with the match: {} for {long_frames} frames, {} for 3,000",
         long.peak,
         short.peak

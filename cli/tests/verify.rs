@@ -449,3 +449,80 @@ fn without_a_key_an_integrity_only_file_is_not_called_encrypted() {
         stdout_of(&out)
     );
 }
+
+/// Issue 26, required 1: every command that opens a save takes the same decision as verify.
+/// With a key, the integrity-only fixture stripped of its flag (and the same file edited) is
+/// refused by each of them, and none changes it. (`migrate` of a file already at the current
+/// version said "nothing to do" and exited 0 without opening it.)
+#[test]
+fn with_a_key_every_command_refuses_the_stripped_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = copy_fixture(dir.path(), "format2-v3-json-hmac.sav", "good.sav");
+    let steps = migrations();
+    for (name, bytes) in [
+        ("stripped.sav", savegame_testkit::stripped_hmac_fixture()),
+        (
+            "forged.sav",
+            savegame_testkit::forged_plain_from_hmac_fixture(),
+        ),
+    ] {
+        let file = write(dir.path(), name, &bytes);
+        let files = || {
+            let mut names: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            names.sort();
+            names
+        };
+        let before = files();
+        let commands: [Vec<&std::ffi::OsStr>; 5] = [
+            vec!["dump".as_ref(), file.as_os_str()],
+            vec!["schema".as_ref(), file.as_os_str()],
+            vec!["diff".as_ref(), good.as_os_str(), file.as_os_str()],
+            vec![
+                "migrate".as_ref(),
+                file.as_os_str(),
+                "--migrations".as_ref(),
+                steps.as_os_str(),
+            ],
+            vec![
+                "migrate".as_ref(),
+                file.as_os_str(),
+                "--migrations".as_ref(),
+                steps.as_os_str(),
+                "--dry-run".as_ref(),
+            ],
+        ];
+        for args in commands {
+            let out = savegame()
+                .arg("--key-file")
+                .arg(key_file())
+                .args(&args)
+                .output()
+                .unwrap();
+            let said = format!(
+                "{}{}",
+                stdout_of(&out),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_ne!(
+                out.status.code(),
+                Some(0),
+                "{args:?} accepted {name}: {said}"
+            );
+            assert!(
+                said.contains("neither encrypted nor integrity-only")
+                    || said.contains("NotEncrypted")
+                    || said.contains("not encrypted"),
+                "{args:?} on {name} did not say why: {said}"
+            );
+            assert_eq!(
+                std::fs::read(&file).unwrap(),
+                bytes,
+                "{args:?} changed {name}"
+            );
+            assert_eq!(files(), before, "{args:?} wrote a file");
+        }
+    }
+}

@@ -64,6 +64,17 @@ impl Raw {
         }
     }
 
+    /// The object of `slot` under `prefix` with the ETag it is served under, in one GET.
+    fn get_tagged(&self, prefix: &str, slot: SlotId) -> (Vec<u8>, Option<String>) {
+        let path = Path::from(format!("{prefix}/{}", slot.file_name()));
+        block_on(async {
+            let got = self.0.get(&path).await?;
+            let e_tag = got.meta.e_tag.clone();
+            Ok::<_, savegame_cloud::object_store::Error>((got.bytes().await?.to_vec(), e_tag))
+        })
+        .unwrap()
+    }
+
     /// Overwrites the object of `slot` under `prefix` (its ETag changes, as for any upload).
     fn put(&self, prefix: &str, slot: SlotId, bytes: Vec<u8>) {
         let path = Path::from(format!("{prefix}/{}", slot.file_name()));
@@ -870,6 +881,8 @@ fn a_cut_off_upload_and_a_server_gone_mid_sync_lose_nothing() {
     // A small first version syncs; then a 4 MiB save, whose upload is cut off after 1 MiB.
     a.save(1, "v1", &[("n", 1)]);
     assert_eq!(a.sync().pushed, [SLOT]);
+    let raw = Raw::new(&server);
+    let v1 = raw.get_tagged(PREFIX, SLOT);
     let big = Blob(noise(4 << 20, 1));
     let mut snapshot = a.cloud.snapshot().with_label("v2");
     snapshot.capture_memento("n", &2u64).unwrap();
@@ -884,8 +897,11 @@ fn a_cut_off_upload_and_a_server_gone_mid_sync_lose_nothing() {
         "{:?}",
         report.failed[0].1
     );
-    // The local save is as it was; the cloud still holds v1, whole (no half upload is visible).
+    // The local save is as it was; the cloud still holds v1, whole, under v1's ETag: no half
+    // upload is visible, and no new content is served under the old tag (issue 27, hole 5:
+    // s3s-fs served it so).
     assert_eq!(a.primary(SLOT), before);
+    assert_eq!(raw.get_tagged(PREFIX, SLOT), v1);
     proxy.cut_after(0);
     let menu = a.cloud.remote_slots().unwrap();
     assert_eq!(menu[0].header.as_ref().unwrap().metadata.label, "v1");
@@ -1749,7 +1765,9 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
             72..92 => {
                 // Killed mid-sync (or mid-resolve): at the answer to its k-th request, or
                 // right after its k-th local write.
-                let mut declining: Option<(SlotId, Vec<u8>)> = None;
+                // What a killed resolve declines, if it gets far enough: (slot, the version it
+                // keeps, the version it declines).
+                let mut declining: Option<(SlotId, Vec<u8>, Vec<u8>)> = None;
                 let op = match conflicted {
                     Some(s) if rng.below(2) == 0 => {
                         let keep = if rng.below(2) == 0 {
@@ -1757,13 +1775,17 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         } else {
                             Keep::Remote
                         };
-                        if keep == Keep::Local {
-                            let copy =
-                                std::fs::read(dirs[d].join(format!("{}.conflict", s.file_name())))
-                                    .unwrap();
-                            let at = copy.windows(2).position(|w| w == b"\n\n").unwrap();
-                            declining = Some((s, copy[at + 2..].to_vec()));
-                        }
+                        let copy =
+                            std::fs::read(dirs[d].join(format!("{}.conflict", s.file_name())))
+                                .unwrap();
+                        let at = copy.windows(2).position(|w| w == b"\n\n").unwrap();
+                        let theirs = copy[at + 2..].to_vec();
+                        let ours = std::fs::read(dirs[d].join(s.file_name())).unwrap();
+                        declining = Some(if keep == Keep::Local {
+                            (s, ours, theirs)
+                        } else {
+                            (s, theirs, ours)
+                        });
                         // Whether the killed resolve got as far as its choice is not known:
                         // what it would decline is not looked for from here on.
                         if let Some(sides) = chaos_sides(&dirs[d], s) {
@@ -1798,19 +1820,27 @@ fn chaos(test: &str, seed: u64) -> (Duration, Vec<String>) {
                         }
                     },
                 );
-                // A resolve keeping the local save whose upload landed has kept the cloud's
+                // A resolve that got as far as its choice (keeping the local save: its upload
+                // landed; keeping the cloud's: it is the local save now) has kept the declined
                 // version as a backup, wherever it was killed.
-                if let Some((s, theirs)) = declining {
+                if let Some((s, kept, declined)) = declining {
                     let local = std::fs::read(dirs[d].join(s.file_name())).unwrap();
-                    if Raw::new(&server).get(PREFIX, s).as_ref() == Some(&local) {
-                        let kept = (1..10).any(|i| {
+                    let chosen = if local == declined {
+                        false
+                    } else if local == kept && kept != declined {
+                        Raw::new(&server).get(PREFIX, s).as_ref() == Some(&local)
+                    } else {
+                        false
+                    };
+                    if chosen {
+                        let backed_up = (1..10).any(|i| {
                             std::fs::read(dirs[d].join(format!("{}.bak{i}", s.file_name())))
-                                .is_ok_and(|b| b == theirs)
+                                .is_ok_and(|b| b == declined)
                         });
                         assert!(
-                            kept,
-                            "seed {seed}, step {step}: dev{d}'s resolve uploaded, and the \
-                             declined version is no backup"
+                            backed_up,
+                            "seed {seed}, step {step}: dev{d}'s resolve took its choice, and \
+                             the declined version is no backup"
                         );
                     }
                 }

@@ -60,14 +60,30 @@ pub(crate) fn seal(
     body: &mut [u8],
     segment_log: u8,
     threads: usize,
-) -> Result<Vec<u8>> {
+) -> Result<Sealed> {
     let mut tags = vec![0u8; count(body.len(), segment_log) * TAG_LEN];
     let each = |nonce: &[u8; NONCE_LEN], segment: &mut [u8], tag: &mut [u8]| -> Result<()> {
         tag.copy_from_slice(&key.seal(nonce, associated, segment)?);
         Ok(())
     };
-    in_parts(nonce, body, &mut tags, segment_log, threads, &each)?;
-    Ok(tags)
+    let (result, crc) = in_parts(
+        nonce,
+        body,
+        &mut tags,
+        segment_log,
+        threads,
+        Crc::After,
+        &each,
+    );
+    result.map(|()| Sealed { tags, crc })
+}
+
+/// What [`seal`] made: the segments' tags, in order, and the CRC32 state of the body's
+/// ciphertext, taken by each thread over its share as it sealed it (so a file's CRC costs no
+/// pass of its own over the body).
+pub(crate) struct Sealed {
+    pub(crate) tags: Vec<u8>,
+    pub(crate) crc: crc32fast::Hasher,
 }
 
 /// Decrypts `body` in place, checking each segment's tag in `tags` (which are only read), on
@@ -81,16 +97,21 @@ pub(crate) fn open(
     tags: &mut [u8],
     segment_log: u8,
     threads: usize,
-) -> Result<()> {
+) -> (Result<()>, crc32fast::Hasher) {
     if tags.len() != count(body.len(), segment_log) * TAG_LEN {
-        return Err(Error::malformed("the tags do not match the segments"));
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(body);
+        return (
+            Err(Error::malformed("the tags do not match the segments")),
+            crc,
+        );
     }
     let each = |nonce: &[u8; NONCE_LEN], segment: &mut [u8], tag: &mut [u8]| -> Result<()> {
         let tag = <[u8; TAG_LEN]>::try_from(&*tag)
             .map_err(|_| Error::malformed("a segment's tag is cut short"))?;
         key.open(nonce, associated, segment, &tag)
     };
-    in_parts(nonce, body, tags, segment_log, threads, &each)
+    in_parts(nonce, body, tags, segment_log, threads, Crc::Before, &each)
 }
 
 /// The segments of `part` (one empty segment for an empty part).
@@ -107,31 +128,55 @@ fn segments_mut(part: &mut [u8], segment_log: u8) -> impl Iterator<Item = &mut [
 /// What is done to each segment: `each(its nonce, its bytes, its tag)`.
 type Each<'a> = dyn Fn(&[u8; NONCE_LEN], &mut [u8], &mut [u8]) -> Result<()> + Sync + 'a;
 
-/// One thread's run of segments: its first segment's index, its bytes and its tags. Taken
-/// by whichever thread does it.
 type Run<'a> = Mutex<Option<(usize, &'a mut [u8], &'a mut [u8])>>;
 
-/// Runs `each` over every segment of `body` and its tag (under the file's `nonce`), in
-/// contiguous runs of whole segments, about equal in count, one run per thread: this thread
-/// does the first, scoped threads the rest. A run whose thread cannot be had (wasm32) is done
-/// here. The first error is returned, once every run has ended.
+/// When [`in_parts`] takes a segment into the CRC: as it is stored, which is before `each`
+/// when opening (the ciphertext, decrypted in place after) and after it when sealing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Crc {
+    Before,
+    After,
+}
+
+/// A run's outcome: the first error `each` met (the run goes on hashing after it), and the
+/// CRC32 state of the run's bytes as stored.
+type Outcome = (Result<()>, crc32fast::Hasher);
+
+/// Runs `each(nonce of segment i, segment i, tag i)` over every segment of `body`, with the
+/// segments cut into one run of whole segments per thread, on up to `threads` threads (this
+/// one among them, and never more than there are segments). Each thread also takes its run
+/// into a CRC32 state as the bytes are stored (see [`Crc`]), and goes on hashing past a
+/// segment `each` refused, so the whole body's CRC is known whatever failed: a reader tells
+/// damage (the CRC) from tampering (a tag) as when the CRC is checked first. Returns the
+/// first error in segment order, and the body's CRC state.
 fn in_parts(
     nonce: &[u8; NONCE_LEN],
     body: &mut [u8],
     tags: &mut [u8],
     segment_log: u8,
     threads: usize,
+    crc: Crc,
     each: &Each<'_>,
-) -> Result<()> {
+) -> Outcome {
     let n = count(body.len(), segment_log);
-    let work = |first: usize, part: &mut [u8], tags: &mut [u8]| -> Result<()> {
+    let work = |first: usize, part: &mut [u8], tags: &mut [u8]| -> Outcome {
+        let mut hasher = crc32fast::Hasher::new();
+        let mut result = Ok(());
         for (i, (segment, tag)) in segments_mut(part, segment_log)
             .zip(tags.chunks_exact_mut(TAG_LEN))
             .enumerate()
         {
-            each(&nonce_of(nonce, first + i, n)?, segment, tag)?;
+            if crc == Crc::Before {
+                hasher.update(segment);
+            }
+            if result.is_ok() {
+                result = nonce_of(nonce, first + i, n).and_then(|nonce| each(&nonce, segment, tag));
+            }
+            if crc == Crc::After {
+                hasher.update(segment);
+            }
         }
-        Ok(())
+        (result, hasher)
     };
     let threads = threads.clamp(1, n);
     if threads == 1 {
@@ -148,12 +193,11 @@ fn in_parts(
         runs.push(Mutex::new(Some((first, run_body, run_tags))));
         (body, tags, first) = (rest_body, rest_tags, first + segments);
     }
-    let run = |slot: &Run<'_>| -> Result<()> {
+    // A run is taken once: by its thread, or here when the thread could not start. One taken
+    // already (its thread panicked part-way) has nothing left to give: `None`.
+    let run = |slot: &Run<'_>| -> Option<Outcome> {
         let taken = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-        match taken {
-            Some((first, bytes, tags)) => work(first, bytes, tags),
-            None => Ok(()),
-        }
+        taken.map(|(first, bytes, tags)| work(first, bytes, tags))
     };
     let (mine, others) = runs.split_at(1);
     std::thread::scope(|scope| {
@@ -165,19 +209,31 @@ fn in_parts(
                     .spawn_scoped(scope, move || run(slot))
             })
             .collect();
-        let mut result = mine.iter().try_for_each(run);
+        let mut outcomes: Vec<Option<Outcome>> = mine.iter().map(run).collect();
         for (slot, thread) in others.iter().zip(threads) {
-            let done = match thread {
-                Ok(thread) => thread.join().unwrap_or_else(|_| {
-                    Err(Error::Config {
-                        reason: "a sealing thread panicked".into(),
-                    })
-                }),
+            outcomes.push(match thread {
+                Ok(thread) => thread.join().unwrap_or(None),
                 Err(_) => run(slot),
-            };
-            result = result.and(done);
+            });
         }
-        result
+        let mut result = Ok(());
+        let mut hasher = crc32fast::Hasher::new();
+        for outcome in outcomes {
+            match outcome {
+                Some((done, part)) => {
+                    result = result.and(done);
+                    hasher.combine(&part);
+                }
+                None => {
+                    // The body's CRC is unknown: what is returned must not pass for a sound
+                    // file's, and the error says why.
+                    result = result.and(Err(Error::Config {
+                        reason: "a sealing thread panicked".into(),
+                    }));
+                }
+            }
+        }
+        (result, hasher)
     })
 }
 
@@ -199,8 +255,10 @@ mod tests {
     /// The payload of `plain`: ciphertext, then the tags.
     fn sealed(plain: &[u8], threads: usize) -> Vec<u8> {
         let mut out = plain.to_vec();
-        let tags = seal(&key(), &[5; NONCE_LEN], b"head", &mut out, LOG, threads).unwrap();
-        out.extend_from_slice(&tags);
+        let sealed = seal(&key(), &[5; NONCE_LEN], b"head", &mut out, LOG, threads).unwrap();
+        // The threads' CRC is the ciphertext's, as a pass over it would find.
+        assert_eq!(sealed.crc.finalize(), crc32fast::hash(&out));
+        out.extend_from_slice(&sealed.tags);
         out
     }
 
@@ -208,7 +266,7 @@ mod tests {
     fn opened(payload: &[u8], threads: usize) -> Result<Vec<u8>> {
         let len = body_len(payload.len(), LOG)?;
         let (mut body, mut tags) = (payload[..len].to_vec(), payload[len..].to_vec());
-        open(
+        let (result, crc) = open(
             &key(),
             &[5; NONCE_LEN],
             b"head",
@@ -216,7 +274,10 @@ mod tests {
             &mut tags,
             LOG,
             threads,
-        )?;
+        );
+        // The CRC of the stored ciphertext, whole, even past a segment that failed.
+        assert_eq!(crc.finalize(), crc32fast::hash(&payload[..len]));
+        result?;
         Ok(body)
     }
 
@@ -288,7 +349,7 @@ mod tests {
         }
         // Other associated data (another header).
         let (mut body, mut tags) = (payload[..tags_at].to_vec(), payload[tags_at..].to_vec());
-        let other = open(
+        let (other, _) = open(
             &key(),
             &[5; NONCE_LEN],
             b"hEad",

@@ -1,4 +1,4 @@
-//! What a [`MultiHistory`](super::MultiHistory)(super::MultiHistory) records and undoes: [`Target`]s (every
+//! What a [`MultiHistory`](super::MultiHistory) records and undoes: [`Target`]s (every
 //! [`Originator`] is one), reached by id through [`Targets`]: the game's own scene or
 //! registry, a map of boxed targets, or a [`TargetSet`] of borrowed ones built for one call.
 
@@ -40,7 +40,7 @@ impl<T: Originator> Target for T {
     }
 }
 
-/// The targets of a [`MultiHistory`](super::MultiHistory)(super::MultiHistory), by id: what undo and redo write
+/// The targets of a [`MultiHistory`](super::MultiHistory), by id: what undo and redo write
 /// to. Implement it on the game's own scene, so that undo and redo take the scene as it is:
 ///
 /// ```

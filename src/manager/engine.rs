@@ -12,6 +12,7 @@ use super::journal::{Journals, has_deltas};
 use super::locks::{lock, lock_slot};
 use super::menu::{SlotInfo, SlotStatus};
 use super::report::{DeltaReport, LoadReport, Loaded, MigrationPlan, SaveReport};
+use super::verified::Verified;
 use crate::codec::Codec;
 use crate::error::{Error, Result};
 use crate::format::Header;
@@ -34,6 +35,8 @@ pub(crate) struct Engine {
     pub(super) journals: Journals,
     /// Held while an autosave picks its slot and writes it, so two autosaves never pick the same.
     pub(super) autosave_lock: Mutex<()>,
+    /// The bases checked whole, while that check stands for them.
+    pub(super) verified: Verified,
 }
 
 /// How many times a load reads a slot without its lock before it takes the lock: each retry
@@ -162,11 +165,9 @@ impl Engine {
 
     /// Checks the slot's current primary file (see [`previous`](Self::previous)) and seals the
     /// new one with `seal(generation of the current file)`. When the current file is about to
-    /// become a backup, its check (a CRC over every byte) must pass first. A manager that seals
-    /// on one thread runs the check on a second thread beside the seal, so on a machine with a
-    /// core to spare it costs the save no time (where no thread can be had, it runs here). One
-    /// that seals on several threads runs it first: beside them it would only take a core from
-    /// them.
+    /// become a backup, its check (a CRC over every byte) must pass first. The check runs on a
+    /// second thread beside the seal, so it costs the save little (where no thread can be
+    /// had, it runs here).
     fn check_previous_and_seal(
         &self,
         name: &str,
@@ -177,30 +178,22 @@ impl Engine {
             && header.schema_version == self.files.schema_version
         {
             let check = || self.files.check_stored(name, len);
-            let (checked, sealed) = if self.files.threads > 1 {
-                // The seal has every thread it may use already: a check beside it would
-                // only take a core from it. It runs first, on this thread.
-                let checked = check();
-                // A previous file that fails its check changes the generation: sealed below.
-                let sealed = match checked {
-                    Ok(()) => seal(header.generation, len),
-                    Err(_) => Ok(Vec::new()),
+            // The check reads the current file back and takes its CRC: on a second thread, it
+            // runs beside the seal's encoding (one memento is encoded on one thread, and a
+            // seal's parallel stages are short), where it costs the save little. A check that
+            // fails changes the generation: the new file is then sealed again, below.
+            let (checked, sealed) = std::thread::scope(|scope| {
+                let thread = std::thread::Builder::new()
+                    .name("savegame-check".into())
+                    .spawn_scoped(scope, check);
+                let sealed = seal(header.generation, len);
+                let checked = match thread {
+                    // A check that panicked (it has no way to) is run again here.
+                    Ok(thread) => thread.join().unwrap_or_else(|_| check()),
+                    Err(_) => check(),
                 };
                 (checked, sealed)
-            } else {
-                std::thread::scope(|scope| {
-                    let thread = std::thread::Builder::new()
-                        .name("savegame-check".into())
-                        .spawn_scoped(scope, check);
-                    let sealed = seal(header.generation, len);
-                    let checked = match thread {
-                        // A check that panicked (it has no way to) is run again here.
-                        Ok(thread) => thread.join().unwrap_or_else(|_| check()),
-                        Err(_) => check(),
-                    };
-                    (checked, sealed)
-                })
-            };
+            });
             return match checked {
                 Ok(()) => {
                     let sound = Previous {
@@ -442,13 +435,14 @@ impl Engine {
     pub(super) fn list(&self) -> Result<Vec<SlotInfo>> {
         #[derive(Default)]
         struct Found {
-            primary: bool,
+            /// The primary file's name, as listed.
+            primary: Option<String>,
             backups: u32,
             deltas: bool,
         }
         let mut slots: BTreeMap<SlotId, Found> = BTreeMap::new();
-        for file in &self.files.list()? {
-            let Some(kind) = SlotFile::parse(file) else {
+        for file in self.files.list()? {
+            let Some(kind) = SlotFile::parse(&file) else {
                 continue;
             };
             // The key-value store is a file of the folder, not a slot.
@@ -457,7 +451,7 @@ impl Engine {
             }
             let found = slots.entry(kind.slot()).or_default();
             match kind {
-                SlotFile::Primary(_) => found.primary = true,
+                SlotFile::Primary(_) => found.primary = Some(file),
                 SlotFile::Backup(..) => found.backups += 1,
                 SlotFile::Journal(_) | SlotFile::Delta(..) => found.deltas = true,
                 SlotFile::PreMigration(..)
@@ -468,8 +462,8 @@ impl Engine {
         }
         Ok(slots
             .into_iter()
-            .filter(|(_, f)| f.primary || f.backups > 0)
-            .map(|(slot, f)| self.slot_info(slot, f.primary, f.backups, f.deltas))
+            .filter(|(_, f)| f.primary.is_some() || f.backups > 0)
+            .map(|(slot, f)| self.slot_info(slot, f.primary.as_deref(), f.backups, f.deltas))
             .collect())
     }
 
@@ -482,10 +476,19 @@ impl Engine {
         if !has_primary && backups == 0 {
             return Err(Error::SlotEmpty { slot });
         }
-        Ok(self.slot_info(slot, has_primary, backups, has_deltas(&listing, slot)))
+        let primary = has_primary.then_some(name.as_str());
+        Ok(self.slot_info(slot, primary, backups, has_deltas(&listing, slot)))
     }
 
-    fn slot_info(&self, slot: SlotId, has_primary: bool, backups: u32, deltas: bool) -> SlotInfo {
+    /// What the load menu shows for `slot`, whose primary file is `primary` (its name; `None`
+    /// when it has none).
+    fn slot_info(
+        &self,
+        slot: SlotId,
+        primary: Option<&str>,
+        backups: u32,
+        deltas: bool,
+    ) -> SlotInfo {
         let unreadable = |reason: String| SlotInfo {
             slot,
             file_size: 0,
@@ -496,12 +499,12 @@ impl Engine {
             latest: None,
             total_size: 0,
         };
-        if !has_primary {
+        let Some(name) = primary else {
             return unreadable(format!(
                 "the primary file is missing ({backups} backup(s) remain)"
             ));
-        }
-        let (header, file_size) = match self.files.read_header(&slot.file_name()) {
+        };
+        let (header, file_size) = match self.files.read_header(name) {
             Ok(Some(found)) => found,
             Ok(None) => return unreadable("the primary file vanished while listing".into()),
             Err(e) => return unreadable(e.to_string()),
@@ -525,8 +528,7 @@ impl Engine {
             }
         };
         let summary = if deltas {
-            self.journals
-                .summary(&self.files, &slot.file_name(), header.generation)
+            self.journals.summary(&self.files, name, header.generation)
         } else {
             Default::default()
         };
@@ -630,6 +632,7 @@ impl Engine {
             return Ok(DeltaReport {
                 slot,
                 sequence: state.next_sequence - 1,
+                wrote: false,
                 bytes: 0,
                 journal_bytes: state.len,
                 compacted: None,
@@ -655,6 +658,7 @@ impl Engine {
         let mut report = DeltaReport {
             slot,
             sequence: state.next_sequence,
+            wrote: true,
             bytes: record.len() as u64,
             journal_bytes: journal_len,
             compacted: None,
@@ -741,12 +745,18 @@ impl Engine {
                 codec.name()
             )));
         }
-        // Checked in full every time, a piece at a time: a delta on a base damaged since it was
-        // written would be dropped by the next load, which falls back to a backup.
-        self.files.check_stored(name, len).map_err(|e| match e {
-            e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
-            e => e,
-        })?;
+        // Checked in full, a piece at a time, unless a check since its last change stands for
+        // it (see `verified`): a delta on a base damaged since it was written would be
+        // dropped by the next load, which falls back to a backup.
+        let taken = SystemTime::now();
+        let identity = self.files.storage.identity(name).ok().flatten();
+        if !self.verified.vouches(name, identity) {
+            self.files.check_stored(name, len).map_err(|e| match e {
+                e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
+                e => e,
+            })?;
+            self.verified.passed(name, identity, taken);
+        }
         Ok((header, len))
     }
 }

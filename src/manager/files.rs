@@ -13,8 +13,9 @@ use crate::snapshot::{SealWith, Sealing, Snapshot};
 use crate::storage::{Head, Storage, TooLarge};
 
 /// How many bytes a load menu reads first from each file: the fixed header and, usually, all of
-/// the metadata.
-pub(super) const HEAD_READ: usize = 4096;
+/// the metadata (a label, an app version, a few fields). A file whose metadata is longer (a
+/// thumbnail) is read a second time, for exactly its header and metadata.
+pub(super) const HEAD_READ: usize = 512;
 
 /// Where a manager's files are, and what every one of them must be: the storage, the key, the
 /// game's schema version, the size cap.

@@ -14,6 +14,7 @@ mod report;
 mod store;
 mod sync;
 mod tracking;
+mod verified;
 mod worker;
 
 use std::path::PathBuf;
@@ -315,6 +316,7 @@ impl ManagerBuilder {
                 compact_percent: self.compact_percent,
                 journals: Journals::default(),
                 autosave_lock: Mutex::default(),
+                verified: Default::default(),
             }),
             background: Background::new(),
             baselines: Arc::default(),

@@ -76,6 +76,9 @@ pub struct DeltaReport {
     /// The delta's number since its base (1 for the first); for changes with nothing in them,
     /// the slot's last delta's (0 when it has none), since nothing was written.
     pub sequence: u64,
+    /// Whether a delta was written: `false` when the changes held no memento, no deletion and
+    /// no new metadata, so the journal was left as it was and a game can skip its "saved" toast.
+    pub wrote: bool,
     /// The delta's size in bytes: 0 when the changes held no memento, no deletion and no new
     /// metadata, and nothing was written (the journal does not grow).
     pub bytes: u64,

@@ -117,6 +117,7 @@ impl Store {
             compact_percent: manager.compact_percent,
             journals: Journals::default(),
             autosave_lock: Mutex::default(),
+            verified: Default::default(),
         };
         let values = read(&engine, |engine| engine.load(SlotId::Store))?;
         Ok(Store {

@@ -369,7 +369,16 @@ impl<'de> SeqAccess<'de> for Elements<'_> {
         if located.is_some() {
             self.ctx.location.pop();
         }
-        value.map(Some)
+        // An error made by the element's own Deserialize (a validating one refusing the value
+        // made up for it) knows nothing of where it is: it is this field's.
+        value.map(Some).map_err(|mut e| {
+            if e.at.is_empty()
+                && let Some(at) = located
+            {
+                e.at.push(at);
+            }
+            e
+        })
     }
 
     fn size_hint(&self) -> Option<usize> {

@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 use std::path::Path;
 
-use super::StorageLock;
+use super::{Identity, StorageLock};
 
 /// A file being written: what [`FileSystem::create`] returns.
 pub trait WriteFile: Send {
@@ -41,6 +41,17 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
     /// # Errors
     /// The operating system's error.
     fn file_len(&self, path: &Path) -> io::Result<u64>;
+
+    /// The file's [`Identity`], or `None` where the file system cannot give one (the
+    /// default). A simulated file system leaves it `None`, so every check it makes reads the
+    /// file.
+    ///
+    /// # Errors
+    /// The operating system's error; `NotFound` if there is no file.
+    fn identity(&self, path: &Path) -> io::Result<Option<Identity>> {
+        let _ = path;
+        Ok(None)
+    }
 
     /// Reads the whole file. Reads at most `limit + 1` bytes, so a file that grew past `limit`
     /// is noticed without reading it whole.

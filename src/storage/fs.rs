@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::file_system::{FileSystem, WriteFile};
 use super::std_fs::StdFs;
-use super::{Head, Storage, StorageLock, StoredFile, too_large};
+use super::{Head, Identity, Storage, StorageLock, StoredFile, too_large};
 use crate::error::{Error, Result};
 
 /// Save files in one folder, written crash-safely.
@@ -366,6 +366,13 @@ impl Storage for FsStorage {
 
     fn reads_ranges(&self) -> bool {
         true
+    }
+
+    fn identity(&self, name: &str) -> io::Result<Option<Identity>> {
+        match self.fs.identity(&self.dir.join(name)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            found => found,
+        }
     }
 
     fn copy(&self, from: &str, to: &str) -> io::Result<bool> {

@@ -84,6 +84,7 @@
 //! |---|---|
 //! | [`can_append`](Storage::can_append), [`append`](Storage::append) | incremental saves are kept as one object each (`slot-001.sav.d000001`, …) instead of a journal; a folder written one way does not show its deltas to a manager of the other (the load reports them) |
 //! | [`put_after`](Storage::put_after), [`rotate_dropping`](Storage::rotate_dropping) | a save is staged as `NAME.new` and the backups rotated around it through `put`s; the file the rotation drops is not recycled |
+//! | [`identity`](Storage::identity) | every incremental save reads the slot's save whole to check its CRC again, instead of only when the file changed since it was last checked |
 //! | [`copy`](Storage::copy) | backups are copied byte for byte through `read` and `put`, not hard-linked |
 //! | [`lock`](Storage::lock) | the manager locks between the threads of this process only, not between processes |
 //! | [`read_at`](Storage::read_at), [`read_head`](Storage::read_head), [`reads_ranges`](Storage::reads_ranges) | a load menu and a backup check read whole files |
@@ -95,7 +96,7 @@
 //! use std::io;
 //! use std::path::PathBuf;
 //! use std::sync::atomic::{AtomicUsize, Ordering};
-//! use savegame::storage::{FsStorage, Head, Storage, StorageLock, StoredFile};
+//! use savegame::storage::{FsStorage, Head, Identity, Storage, StorageLock, StoredFile};
 //!
 //! /// Counts the writes that reach `inner`; everything else is `inner`'s own.
 //! #[derive(Debug)]
@@ -137,6 +138,7 @@
 //!     ) -> io::Result<()> {
 //!         self.inner.rotate_dropping(name, dropped, rotate)
 //!     }
+//!     fn identity(&self, name: &str) -> io::Result<Option<Identity>> { self.inner.identity(name) }
 //!     fn can_append(&self) -> bool { self.inner.can_append() }
 //!     fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
 //!         self.writes.fetch_add(1, Ordering::Relaxed);
@@ -204,6 +206,43 @@ pub struct Head {
     pub bytes: Vec<u8>,
     /// The object's total length in bytes.
     pub file_len: u64,
+}
+
+/// What a file system says of a file's identity and last change: equal identities mean the
+/// file was not written, truncated, replaced or renamed over in between, as far as the file
+/// system records it ([`Storage::identity`]).
+///
+/// A file system records a change's time at the precision of its clock (a tick of the
+/// kernel's coarse clock on Linux, two seconds on FAT), so two changes close together may
+/// carry the same time: an identity taken within [`Identity::SETTLE`] of the file's last change
+/// proves nothing, and is not trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Identity {
+    /// The device and the file's number on it (its inode).
+    pub file: (u64, u64),
+    /// The file's length in bytes.
+    pub len: u64,
+    /// When its bytes were last written.
+    pub modified: std::time::SystemTime,
+    /// When anything of it (bytes, length, names, permissions) last changed.
+    pub changed: std::time::SystemTime,
+}
+
+impl Identity {
+    /// How long after a file's last change its identity is trusted: two seconds, the
+    /// coarsest time a file system in use records (FAT's).
+    pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+    /// Whether this identity, taken at `now`, can stand for the file's contents: its last
+    /// change lies at least [`SETTLE`](Self::SETTLE) before `now`, so any later change
+    /// carries a later time.
+    #[must_use]
+    pub fn settled_at(&self, now: std::time::SystemTime) -> bool {
+        self.changed
+            .max(self.modified)
+            .checked_add(Self::SETTLE)
+            .is_some_and(|settled| settled <= now)
+    }
 }
 
 /// An exclusive advisory lock on one name, held until dropped.
@@ -408,6 +447,18 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
         rotate().map(drop)
     }
 
+    /// The identity of `name` as the backend records it (see [`Identity`]), or `None` when it
+    /// cannot tell (the default): what lets the manager skip reading a file whole again to
+    /// check it, when the file has not changed since it was last checked. A backend returns
+    /// `Some` only where every change to the object's bytes, by any writer, changes it.
+    ///
+    /// # Errors
+    /// The backend's error; `NotFound` is `Ok(None)`.
+    fn identity(&self, name: &str) -> io::Result<Option<Identity>> {
+        let _ = name;
+        Ok(None)
+    }
+
     /// Whether [`append`](Storage::append) works. The default is `false`.
     fn can_append(&self) -> bool {
         false
@@ -495,6 +546,9 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
         rotate: &mut dyn FnMut() -> io::Result<bool>,
     ) -> io::Result<()> {
         (**self).rotate_dropping(name, dropped, rotate)
+    }
+    fn identity(&self, name: &str) -> io::Result<Option<Identity>> {
+        (**self).identity(name)
     }
     fn can_append(&self) -> bool {
         (**self).can_append()

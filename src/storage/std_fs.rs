@@ -4,8 +4,8 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
-use super::StorageLock;
 use super::file_system::{FileSystem, WriteFile};
+use super::{Identity, StorageLock};
 
 /// The real file system, through `std::fs`.
 ///
@@ -22,7 +22,10 @@ impl WriteFile for StdFile {
     }
 
     fn sync(&mut self) -> io::Result<()> {
-        self.0.sync_all()
+        // The data and what reading it back needs (its length, its blocks: fdatasync writes
+        // them), not the times it was changed at, which are not worth a journal commit. The
+        // file's name is made durable by the folder's fsync.
+        self.0.sync_data()
     }
 }
 
@@ -89,16 +92,44 @@ impl FileSystem for StdFs {
         Ok(buf)
     }
 
+    /// On Unix, from the file's status: device, inode, length, and its modification and
+    /// status-change times. Elsewhere `None`: the times alone could miss a change.
+    fn identity(&self, path: &Path) -> io::Result<Option<Identity>> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = std::fs::metadata(path)?;
+            let at = |secs: i64, nanos: i64| {
+                let nanos = u32::try_from(nanos).unwrap_or(0);
+                match u64::try_from(secs) {
+                    Ok(secs) => std::time::UNIX_EPOCH + std::time::Duration::new(secs, nanos),
+                    Err(_) => std::time::UNIX_EPOCH,
+                }
+            };
+            Ok(Some(Identity {
+                file: (meta.dev(), meta.ino()),
+                len: meta.len(),
+                modified: at(meta.mtime(), meta.mtime_nsec()),
+                changed: at(meta.ctime(), meta.ctime_nsec()),
+            }))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = std::fs::metadata(path)?;
+            Ok(None)
+        }
+    }
+
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
         let mut file = std::fs::File::open(path)?;
-        // The length from a seek to the end: a load menu reads a hundred heads, and two seeks
-        // cost less than a stat.
+        // The length from a seek to the end: a load menu reads a hundred heads, and a seek
+        // costs less than a stat.
         let file_len = file.seek(SeekFrom::End(0))?;
         let available = file_len.saturating_sub(offset);
-        let mut buf = Vec::with_capacity(usize::try_from(available).unwrap_or(len).min(len));
-        if available > 0 {
-            file.seek(SeekFrom::Start(offset))?;
-            file.take(len as u64).read_to_end(&mut buf)?;
+        let want = usize::try_from(available).unwrap_or(len).min(len);
+        let mut buf = Vec::with_capacity(want);
+        if want > 0 {
+            read_range(&mut file, offset, want, &mut buf)?;
         }
         Ok((buf, file_len))
     }
@@ -217,4 +248,40 @@ fn files_of<T>(
         }
     }
     Ok(out)
+}
+
+/// Reads up to `len` bytes of `file` from `offset` into `buf` (fewer at its end): one
+/// positioned read where the platform has them, with no seek before it.
+#[cfg(unix)]
+fn read_range(
+    file: &mut std::fs::File,
+    offset: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    buf.resize(len, 0);
+    let mut filled = 0;
+    while filled < len {
+        match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    Ok(())
+}
+
+/// Reads up to `len` bytes of `file` from `offset` into `buf` (fewer at its end).
+#[cfg(not(unix))]
+fn read_range(
+    file: &mut std::fs::File,
+    offset: u64,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> io::Result<()> {
+    file.seek(SeekFrom::Start(offset))?;
+    file.take(len as u64).read_to_end(buf).map(drop)
 }

@@ -74,6 +74,12 @@ fn a_derived_state_lists_its_members_its_registries_and_its_flattened_groups() {
     let failure = check().unwrap_err();
     assert_eq!(failure.problems.len(), 3, "{failure}");
     assert!(failure.only_written());
+    // The first run tells the developer what to do with what it wrote.
+    let text = problem_text(&failure);
+    assert!(
+        text.contains("wrote ") && text.contains("Review it and commit it"),
+        "{text}"
+    );
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -94,6 +100,69 @@ fn a_derived_state_lists_its_members_its_registries_and_its_flattened_groups() {
     assert!(
         problem_text(&failure).contains("has nothing registered"),
         "{failure}"
+    );
+}
+
+/// A registry's entities change shape with no new version: the check names the registry's
+/// pattern and the changed field, as for any other member.
+#[test]
+fn a_registry_whose_entity_type_changed_without_a_version_fails() {
+    #[derive(Originator, Default, Clone)]
+    struct Renamed {
+        health: u16,
+    }
+    #[derive(SaveState, Default)]
+    struct Monsters {
+        #[savegame(flatten)]
+        monsters: Registry<Monster>,
+    }
+    #[derive(SaveState, Default)]
+    struct RenamedMonsters {
+        #[savegame(flatten)]
+        monsters: Registry<Renamed>,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut before = Monsters {
+        monsters: Registry::new().with_prefix("monster/"),
+    };
+    before.monsters.register("rat", Monster { hp: 3 }).unwrap();
+    let guard = || Guard::new(dir.path()).write_files(true);
+    assert!(guard().check(&before).unwrap_err().only_written());
+    guard().check(&before).unwrap();
+
+    let mut after = RenamedMonsters {
+        monsters: Registry::new().with_prefix("monster/"),
+    };
+    after
+        .monsters
+        .register("rat", Renamed { health: 3 })
+        .unwrap();
+    let failure = guard().check(&after).unwrap_err();
+    let text = problem_text(&failure);
+    assert!(
+        matches!(failure.problems[..], [Problem::Changed { .. }]),
+        "{text}"
+    );
+    assert!(
+        text.contains("memento \"monster/*\" changed shape"),
+        "{text}"
+    );
+    // The path is a JSON Pointer: the id's "/" is written "~1".
+    assert!(
+        text.contains("/monster~1*/hp: renamed to health (u16)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("memento.rename(\"hp\", \"health\")"),
+        "{text}"
+    );
+    assert!(text.contains("raise the memento's version to 2"), "{text}");
+    // The committed file is the record of what shipped: a failing check leaves it as it was.
+    let committed = std::fs::read(dir.path().join("monster%2F%2A.v1.json")).unwrap();
+    guard().check(&after).unwrap_err();
+    assert_eq!(
+        std::fs::read(dir.path().join("monster%2F%2A.v1.json")).unwrap(),
+        committed
     );
 }
 
@@ -223,10 +292,10 @@ fn a_validating_deserialize_is_traced_from_a_sample() {
         .write_files(false)
         .check_types(&one::<Tag>("tag", 1))
         .unwrap_err();
-    assert!(
-        problem_text(&failure).contains("Guard::sample"),
-        "{failure}"
-    );
+    let text = problem_text(&failure);
+    assert!(text.contains("Guard::sample"), "{text}");
+    // It names the field whose Deserialize refused the tracer's value.
+    assert!(text.contains("it stopped at Tag.name"), "{text}");
     let failure = Guard::new(dir.path())
         .sample(Name("Ada".into()))
         .write_files(false)

@@ -66,11 +66,7 @@ pub fn run(
     let header = checked_header(path, &bytes)?;
     let from = header.schema_version;
     let Some(steps) = plan(path, &migrations, from, target)? else {
-        super::print(&format!(
-            "{}: already at schema version {target}; nothing to do\n",
-            shown(path)
-        ))?;
-        return Ok(Exit::Ok.into());
+        return nothing_to_do(path, bytes, target, trust);
     };
     let (_, snapshot) =
         Snapshot::open_file(bytes.clone(), trust).map_err(|e| Failure::file(path, &e))?;
@@ -180,11 +176,7 @@ fn dry(
     let header = checked_header(path, &bytes)?;
     let from = header.schema_version;
     let Some(steps) = plan(path, migrations, from, target)? else {
-        super::print(&format!(
-            "{}: already at schema version {target}; nothing to do\n",
-            shown(path)
-        ))?;
-        return Ok(Exit::Ok.into());
+        return nothing_to_do(path, bytes, target, trust);
     };
     let mut out = describe_plan(path, from, target, &steps);
     if header.needs_key() && trust.key().is_none() {
@@ -216,6 +208,26 @@ fn dry(
             Err(Failure::file(path, &e))
         }
     }
+}
+
+/// A file already at `target`. With a key, it is first opened as a game with that key opens
+/// it (its protection, then its decryption or tag): "nothing to do" is said only of a file the
+/// game would load, never of one stripped of its protection. Without a key there is nothing
+/// to check it with, and a run with no steps needs none.
+fn nothing_to_do(
+    path: &Path,
+    bytes: Vec<u8>,
+    target: u32,
+    trust: Trust<'_>,
+) -> Result<ExitCode, Failure> {
+    if trust.key().is_some() {
+        Snapshot::open_file(bytes, trust).map_err(|e| Failure::file(path, &e))?;
+    }
+    super::print(&format!(
+        "{}: already at schema version {target}; nothing to do\n",
+        shown(path)
+    ))?;
+    Ok(Exit::Ok.into())
 }
 
 /// The header of a file whose CRC and header are sound.

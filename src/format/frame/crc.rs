@@ -12,6 +12,77 @@ use crate::format::bytes::read_u32;
 /// # Errors
 /// [`Error::NotASave`], [`Error::Malformed`] (too short) or [`Error::ChecksumMismatch`].
 pub fn check_crc(bytes: &[u8]) -> Result<()> {
+    let expected = crc_trailer(bytes)?;
+    let crc_at = bytes.len() - CRC_LEN;
+    let found = crc32fast::hash(&bytes[..crc_at]);
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
+/// Below this many bytes a CRC is taken on one thread: a thread's start costs more than it
+/// saves.
+const PARALLEL_CRC_MIN: usize = 2 << 20;
+
+/// The CRC32 state of `bytes`, taken on up to `threads` threads (this one among them) when
+/// they are many: each takes one run of them, and the states are combined in order.
+pub(crate) fn crc_of(bytes: &[u8], threads: usize) -> crc32fast::Hasher {
+    let threads = threads.clamp(1, bytes.len() / (PARALLEL_CRC_MIN / 2) + 1);
+    let mut hasher = crc32fast::Hasher::new();
+    if threads == 1 || bytes.len() < PARALLEL_CRC_MIN {
+        hasher.update(bytes);
+        return hasher;
+    }
+    let per = bytes.len().div_ceil(threads);
+    let mut runs = bytes.chunks(per);
+    let mine = runs.next().unwrap_or_default();
+    std::thread::scope(|scope| {
+        let others: Vec<_> = runs
+            .map(|run| {
+                let spawned = std::thread::Builder::new()
+                    .name("savegame-crc".into())
+                    .spawn_scoped(scope, move || {
+                        let mut part = crc32fast::Hasher::new();
+                        part.update(run);
+                        part
+                    });
+                (run, spawned)
+            })
+            .collect();
+        hasher.update(mine);
+        for (run, spawned) in others {
+            // A run whose thread could not start, or (it cannot) panicked, is taken here.
+            let part = spawned.ok().and_then(|t| t.join().ok()).unwrap_or_else(|| {
+                let mut part = crc32fast::Hasher::new();
+                part.update(run);
+                part
+            });
+            hasher.combine(&part);
+        }
+    });
+    hasher
+}
+
+/// [`check_crc`] on up to `threads` threads (see [`crc_of`]).
+///
+/// # Errors
+/// As [`check_crc`].
+pub(crate) fn check_crc_on(bytes: &[u8], threads: usize) -> Result<()> {
+    let expected = crc_trailer(bytes)?;
+    let found = crc_of(&bytes[..bytes.len() - CRC_LEN], threads).finalize();
+    if expected != found {
+        return Err(Error::ChecksumMismatch { expected, found });
+    }
+    Ok(())
+}
+
+/// The CRC32 a whole file's trailer records, once its magic and length are checked: for a
+/// reader that takes the CRC of the bytes before it as it goes.
+///
+/// # Errors
+/// [`Error::NotASave`] or [`Error::Malformed`] (too short).
+pub(crate) fn crc_trailer(bytes: &[u8]) -> Result<u32> {
     check_magic(bytes)?;
     if bytes.len() < HEADER_LEN + CRC_LEN {
         return Err(Error::malformed(format!(
@@ -19,13 +90,7 @@ pub fn check_crc(bytes: &[u8]) -> Result<()> {
             bytes.len()
         )));
     }
-    let crc_at = bytes.len() - CRC_LEN;
-    let expected = read_u32(bytes, crc_at);
-    let found = crc32fast::hash(&bytes[..crc_at]);
-    if expected != found {
-        return Err(Error::ChecksumMismatch { expected, found });
-    }
-    Ok(())
+    Ok(read_u32(bytes, bytes.len() - CRC_LEN))
 }
 
 /// How many bytes [`check_crc_in_pieces`] reads at a time.
@@ -75,4 +140,25 @@ pub(crate) fn check_crc_in_pieces(
         return Err(Error::ChecksumMismatch { expected, found });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crc_on_many_threads_is_the_crc_on_one() {
+        let bytes: Vec<u8> = (0..(5 << 20) + 3)
+            .map(|i: usize| (i * 31 + i / 7) as u8)
+            .collect();
+        for len in [0, 1, PARALLEL_CRC_MIN - 1, PARALLEL_CRC_MIN, bytes.len()] {
+            for threads in [1, 2, 3, 8, 1000] {
+                assert_eq!(
+                    crc_of(&bytes[..len], threads).finalize(),
+                    crc32fast::hash(&bytes[..len]),
+                    "{len} bytes on {threads} threads"
+                );
+            }
+        }
+    }
 }

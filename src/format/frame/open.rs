@@ -2,7 +2,7 @@
 //! the body decrypted in place (in segments or as one message) or its integrity tag checked,
 //! the body decompressed, a delta's preamble and the table of contents read.
 
-use super::crc::check_crc;
+use super::crc::{check_crc, check_crc_on, crc_trailer};
 use super::header::parse_header;
 use super::toc::{TocEntry, parse_delta_preamble, parse_toc};
 use super::{CRC_LEN, FileKind, Header, Key, MAC_LEN, NONCE_LEN, TAG_LEN};
@@ -38,16 +38,27 @@ pub(crate) fn open(
     max_body: u64,
     threads: usize,
 ) -> Result<Opened> {
-    check_crc(&buf)?;
+    let expected_crc = crc_trailer(&buf)?;
     let crc_at = buf.len() - CRC_LEN;
-    let header = parse_header(&buf[..crc_at], Some(buf.len() as u64))?;
-    if header.kind != expected_kind {
-        return Err(Error::WrongFileKind {
-            expected: expected_kind.id(),
-            found: header.kind.id(),
-        });
+    let header =
+        parse_header(&buf[..crc_at], Some(buf.len() as u64)).map_err(|e| damage_first(&buf, e))?;
+    // A body sealed in segments has its CRC taken as its segments are opened, on every thread
+    // that opens them; any other file is checked first, whole.
+    if header.segment_log.is_none() {
+        check_crc_on(&buf, threads)?;
     }
-    trust.admit(header.protection())?;
+    if header.kind != expected_kind {
+        return Err(damage_first(
+            &buf,
+            Error::WrongFileKind {
+                expected: expected_kind.id(),
+                found: header.kind.id(),
+            },
+        ));
+    }
+    trust
+        .admit(header.protection())
+        .map_err(|e| damage_first(&buf, e))?;
     let key = trust.key();
     let sections = header.sections();
     let associated_end = sections.metadata.end as usize;
@@ -58,9 +69,11 @@ pub(crate) fn open(
         let body = payload.start..payload.start + segments::body_len(payload.len(), log)?;
         let mut nonce = [0u8; NONCE_LEN];
         nonce.copy_from_slice(&buf[sections.nonce.start as usize..payload.start]);
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&buf[..body.start]);
         let (head, rest) = buf.split_at_mut(body.start);
         let (ciphertext, tags) = rest[..payload.len()].split_at_mut(body.len());
-        segments::open(
+        let (opened, body_crc) = segments::open(
             key,
             &nonce,
             &head[..associated_end],
@@ -68,7 +81,19 @@ pub(crate) fn open(
             tags,
             log,
             threads,
-        )?;
+        );
+        crc.combine(&body_crc);
+        crc.update(&buf[body.end..crc_at]);
+        // Damage is told apart from tampering as when the CRC is checked first: a file whose
+        // CRC fails is damaged, whatever its tags say.
+        let found = crc.finalize();
+        if found != expected_crc {
+            return Err(Error::ChecksumMismatch {
+                expected: expected_crc,
+                found,
+            });
+        }
+        opened?;
         body
     } else if header.encrypted {
         let key = key.ok_or_else(|| missing_key(KeyPurpose::Decrypt))?;
@@ -137,6 +162,15 @@ pub(crate) fn open(
 }
 
 /// Opens a body in place ([`Error::FeatureDisabled`] without the `encryption` feature).
+/// `error`, unless the file is damaged (its CRC fails), which is said first: a field that made
+/// no sense in a damaged file reads as the damage, as when the CRC is checked before anything.
+fn damage_first(buf: &[u8], error: Error) -> Error {
+    match check_crc(buf) {
+        Err(damage) => damage,
+        Ok(()) => error,
+    }
+}
+
 pub(crate) fn open_body(
     key: &Key,
     nonce: &[u8; NONCE_LEN],

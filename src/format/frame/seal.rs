@@ -5,6 +5,7 @@
 
 use std::time::SystemTime;
 
+use super::crc::crc_of;
 use super::toc::toc_entry_fixed;
 use super::{
     COMPRESSION_SHIFT, CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FLAG_SEGMENTED, FORMAT_VERSION,
@@ -228,7 +229,10 @@ pub(crate) fn seal_sources(
         let body = &buf[body_start..];
         let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
         out.extend_from_slice(&buf[..body_start]);
-        if params.compression.compress_into(body, &mut out)? {
+        if params
+            .compression
+            .compress_into(body, &mut out, params.threads)?
+        {
             let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
             out[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
             out.reserve_exact(tag_len + CRC_LEN);
@@ -244,30 +248,40 @@ pub(crate) fn seal_sources(
     let payload_len = (body_len + tags_len) as u64;
     buf[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
 
+    // The CRC of the bytes before it; for a body sealed in segments, the sealing threads took
+    // the body's share of it as they went.
+    let mut crc = crc32fast::Hasher::new();
     match params.protect {
-        Protect::Plain => {}
+        Protect::Plain => crc = crc_of(&buf, params.threads),
         Protect::Encrypted(key, nonce) => {
             let (head, body) = buf.split_at_mut(body_start);
             let associated = &head[..associated_end];
             match segment_log {
                 Some(log) => {
-                    let tags = segments::seal(key, &nonce, associated, body, log, params.threads)?;
-                    buf.extend_from_slice(&tags);
+                    let sealed =
+                        segments::seal(key, &nonce, associated, body, log, params.threads)?;
+                    crc.update(&buf[..body_start]);
+                    crc.combine(&sealed.crc);
+                    crc.update(&sealed.tags);
+                    buf.extend_from_slice(&sealed.tags);
                 }
                 None => {
                     let tag = seal_body(key, &nonce, associated, body)?;
                     buf.extend_from_slice(&tag);
+                    crc.update(&buf);
                 }
             }
         }
         Protect::Authenticated(key) => {
             // The tag covers every byte before it: header, metadata and the readable body.
             let tag = key.authenticate(&buf)?;
+            crc = crc_of(&buf, params.threads);
+            crc.update(&tag);
             buf.extend_from_slice(&tag);
         }
     }
 
-    let crc = crc32fast::hash(&buf);
+    let crc = crc.finalize();
     buf.extend_from_slice(&crc.to_le_bytes());
     debug_assert!(
         params.compression != Compression::None

@@ -42,46 +42,71 @@ pub(crate) struct Copied<T> {
     pub(crate) values: Vec<T>,
 }
 
-/// Copies every saved entity's `T` (its references not mapped yet: the worker maps them).
-pub(crate) fn copy_all<T: Component + Serialize + Clone>(world: &mut World) -> Box<dyn Column> {
-    let mut query = world.query_filtered::<(Entity, &SaveId, &T), With<Saveable>>();
-    let mut copied = Copied {
-        ids: Vec::new(),
-        entities: Vec::new(),
-        values: Vec::new(),
-    };
-    for (entity, id, value) in query.iter(world) {
-        copied.ids.push(id.get());
-        copied.entities.push(entity);
-        copied.values.push(value.clone());
+impl<T: Component + Clone> Copied<T> {
+    /// Copies every saved entity's `T` (its references not mapped yet: the worker maps them).
+    pub(crate) fn all(world: &mut World) -> Self {
+        let mut query = world.query_filtered::<(Entity, &SaveId, &T), With<Saveable>>();
+        let mut copied = Copied {
+            ids: Vec::new(),
+            entities: Vec::new(),
+            values: Vec::new(),
+        };
+        for (entity, id, value) in query.iter(world) {
+            copied.ids.push(id.get());
+            copied.entities.push(entity);
+            copied.values.push(value.clone());
+        }
+        copied
     }
-    Box::new(copied)
+
+    /// Copies `T` of the given saved entities that have it, their references mapped now (a
+    /// delta's worker has no map of the whole world); adds the references to unsaved entities
+    /// to `unsaved`.
+    pub(crate) fn some(world: &World, entities: &[(Entity, u32)], unsaved: &mut usize) -> Self {
+        let mut mapper = WorldMapper { world, unsaved: 0 };
+        let mut copied = Copied {
+            ids: Vec::new(),
+            entities: Vec::new(),
+            values: Vec::new(),
+        };
+        for (entity, id) in entities {
+            if let Some(value) = world.get::<T>(*entity) {
+                let mut value = value.clone();
+                T::map_entities(&mut value, &mut mapper);
+                copied.ids.push(*id);
+                copied.entities.push(*entity);
+                copied.values.push(value);
+            }
+        }
+        *unsaved += mapper.unsaved;
+        copied
+    }
 }
 
-/// Copies `T` of the given saved entities that have it, their references mapped now (a delta's
-/// worker has no map of the whole world).
+impl<T: Component> Copied<T> {
+    /// Maps the values' entity references to their targets' stable ids (on the worker);
+    /// returns how many pointed at unsaved entities.
+    pub(crate) fn map_to_stable(&mut self, ids: &EntityIds) -> usize {
+        let mut mapper = ToStable { ids, unsaved: 0 };
+        for value in &mut self.values {
+            T::map_entities(value, &mut mapper);
+        }
+        mapper.unsaved
+    }
+}
+
+/// Copies every saved entity's `T` ([`Copied::all`]).
+pub(crate) fn copy_all<T: Component + Serialize + Clone>(world: &mut World) -> Box<dyn Column> {
+    Box::new(Copied::<T>::all(world))
+}
+
+/// Copies `T` of the given saved entities ([`Copied::some`]).
 pub(crate) fn copy_some<T: Component + Serialize + Clone>(
     world: &World,
     entities: &[(Entity, u32)],
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
-    let mut mapper = WorldMapper { world, unsaved: 0 };
-    let mut copied = Copied {
-        ids: Vec::new(),
-        entities: Vec::new(),
-        values: Vec::new(),
-    };
-    for (entity, id) in entities {
-        if let Some(value) = world.get::<T>(*entity) {
-            let mut value = value.clone();
-            T::map_entities(&mut value, &mut mapper);
-            copied.ids.push(*id);
-            copied.entities.push(*entity);
-            copied.values.push(value);
-        }
-    }
-    *unsaved += mapper.unsaved;
-    Box::new(copied)
+    Box::new(Copied::<T>::some(world, entities, unsaved))
 }
 
 /// Names the first value that does not serialize alone, for the error.
@@ -106,10 +131,7 @@ impl<T: Component + Serialize + Send> Column for Copied<T> {
         snapshot: &mut Snapshot,
         info: &Info,
     ) -> Result<usize, SaveError> {
-        let mut mapper = ToStable { ids, unsaved: 0 };
-        for value in &mut self.values {
-            T::map_entities(value, &mut mapper);
-        }
+        let unsaved = self.map_to_stable(ids);
         let column = ColumnOut {
             entities: &self.ids,
             values: &self.values,
@@ -121,7 +143,7 @@ impl<T: Component + Serialize + Send> Column for Copied<T> {
                 source: Box::new(source),
             });
         }
-        Ok(mapper.unsaved)
+        Ok(unsaved)
     }
 
     fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError> {

@@ -13,7 +13,6 @@ use std::any::type_name;
 use bevy_app::App;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::With;
 use bevy_ecs::reflect::AppTypeRegistry;
 use bevy_ecs::world::World;
 use bevy_reflect::serde::{TypedReflectDeserializer, TypedReflectSerializer};
@@ -28,7 +27,7 @@ use crate::entry::{
     register_component, short_name,
 };
 use crate::error::SaveError;
-use crate::ids::{EntityIds, SaveId, Saveable, ToStable, WorldMapper};
+use crate::ids::EntityIds;
 
 /// A value serialized through the registry.
 struct Reflected<'a, T> {
@@ -58,17 +57,7 @@ fn registry_of(world: &World) -> AppTypeRegistry {
 
 fn copy_all<T: Component + Reflect + Clone>(world: &mut World) -> Box<dyn Column> {
     let registry = registry_of(world);
-    let mut query = world.query_filtered::<(Entity, &SaveId, &T), With<Saveable>>();
-    let mut copied = Copied {
-        ids: Vec::new(),
-        entities: Vec::new(),
-        values: Vec::new(),
-    };
-    for (entity, id, value) in query.iter(world) {
-        copied.ids.push(id.get());
-        copied.entities.push(entity);
-        copied.values.push(value.clone());
-    }
+    let copied = Copied::<T>::all(world);
     Box::new(ReflectCopied { copied, registry })
 }
 
@@ -77,24 +66,8 @@ fn copy_some<T: Component + Reflect + Clone>(
     entities: &[(Entity, u32)],
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
-    let mut mapper = WorldMapper { world, unsaved: 0 };
-    let mut copied = Copied {
-        ids: Vec::new(),
-        entities: Vec::new(),
-        values: Vec::new(),
-    };
-    for (entity, id) in entities {
-        if let Some(value) = world.get::<T>(*entity) {
-            let mut value = value.clone();
-            T::map_entities(&mut value, &mut mapper);
-            copied.ids.push(*id);
-            copied.entities.push(*entity);
-            copied.values.push(value);
-        }
-    }
-    *unsaved += mapper.unsaved;
     Box::new(ReflectCopied {
-        copied,
+        copied: Copied::<T>::some(world, entities, unsaved),
         registry: registry_of(world),
     })
 }
@@ -118,10 +91,7 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
         snapshot: &mut Snapshot,
         info: &Info,
     ) -> Result<usize, SaveError> {
-        let mut mapper = ToStable { ids, unsaved: 0 };
-        for value in &mut self.copied.values {
-            T::map_entities(value, &mut mapper);
-        }
+        let unsaved = self.copied.map_to_stable(ids);
         let registry = self.registry.read();
         let values: Vec<Reflected<'_, T>> = self
             .copied
@@ -147,7 +117,7 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
                     .map(|(_, entity)| *entity);
                 serialize_error(info, culprit, source)
             })?;
-        Ok(mapper.unsaved)
+        Ok(unsaved)
     }
 
     fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError> {

@@ -663,7 +663,18 @@ mod state {
         let before = manager.info(SLOT).unwrap();
         let saved = loaded(&manager);
 
-        // The disk fills: the delta fails, and so does the one queued behind it.
+        // The disk fills: the delta fails, and so does the one queued behind it. The worker
+        // is held (by a save to another slot whose snapshot waits for a word, then fails
+        // without writing) until both are queued: otherwise the first may fail before the
+        // second is asked for, which then is a full save of its own (the manager forgot the
+        // slot), not a delta behind a failed one.
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let gate = manager.save_in_background_with(SlotId::Numbered(99), move || {
+            let _ = wait.recv();
+            Err(Error::Config {
+                reason: "the gate writes nothing".into(),
+            })
+        });
         world.get_mut("002").unwrap().tiles[0] = 22;
         fs.inject(Fault {
             at: fs.op_count(),
@@ -673,6 +684,8 @@ mod state {
         let failing = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/002"]);
         world.get_mut("003").unwrap().tiles[0] = 33;
         let behind = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/003"]);
+        go.send(()).unwrap();
+        assert!(matches!(gate.wait(), Err(Error::Config { .. })));
         let err = failing.wait().unwrap_err();
         assert!(matches!(err, Error::Io { .. }), "{err}");
         let err = behind.wait().unwrap_err();

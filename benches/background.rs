@@ -7,7 +7,12 @@
 //! 2. an incremental save with 1% of the entities dirty against a full save, with the world
 //!    kept as one memento per entity;
 //! 3. a load (with every entity restored) of a slot carrying 10 deltas of 1% against a load of
-//!    the same state compacted into one base.
+//!    the same state compacted into one base;
+//! 4. the frame's cost of `save_state_incremental_in_background` with 1% of 1,000 chunks dirty
+//!    (10 chunks of 100 entities: their clones and the hand-off) against a full capture of
+//!    the 1,000 chunks (`capture_state`: a clone of each), and against the blocking
+//!    `save_state_incremental` of the same change (issue 30, item 8: at most 0.05× the full
+//!    capture).
 //!
 //! ```text
 //! cargo bench --bench background
@@ -20,7 +25,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use savegame::{Codec, SaveLoadManager, SlotId};
+use savegame::{Codec, Registry, SaveLoadManager, SaveState, SlotId};
 use savegame_testkit::game::{DirtyWorld, Rng, World};
 use savegame_testkit::key;
 
@@ -167,12 +172,95 @@ fn load_with_deltas(c: &mut Criterion) {
     group.finish();
 }
 
+/// The 100,000-entity world in 1,000 chunks of 100 entities, as `benches/save_load.rs` has it.
+fn chunks() -> Registry<World> {
+    let world = World::generate(ENTITIES, 6);
+    let mut chunks: Registry<World> = Registry::new().with_prefix("chunk/");
+    for (i, part) in world.entities.chunks(100).enumerate() {
+        let chunk = World {
+            entities: part.to_vec(),
+            names: part
+                .iter()
+                .filter_map(|e| world.names.get(&e.id).map(|n| (e.id, n.clone())))
+                .collect(),
+        };
+        chunks.register(format!("{i:04}"), chunk).unwrap();
+    }
+    chunks
+}
+
+fn dirty_chunks(c: &mut Criterion) {
+    let dir = tempfile::tempdir_in(bench_dir()).unwrap();
+    let manager = manager(dir.path());
+    let mut chunks = chunks();
+    let slot = SlotId::Numbered(6);
+    manager.save_state(slot, &chunks).unwrap();
+    let mut round = 0u32;
+    // 1% of the chunks, a different 10 each round, each with one entity moved.
+    let mut touch = |chunks: &mut Registry<World>| -> Vec<String> {
+        round += 1;
+        (0..10)
+            .map(|k| {
+                let id = format!("{:04}", (round as usize * 7 + k * 100) % 1000);
+                let chunk = chunks.get_mut(&id).unwrap();
+                chunk.entities[0].position.x = round as f32;
+                chunks.snapshot_id(&id)
+            })
+            .collect()
+    };
+    let mut group = c.benchmark_group("game-thread/world-100k-in-1000-chunks");
+    group.bench_function(
+        "full capture (capture_state: a clone of every chunk)",
+        |b| {
+            b.iter(|| {
+                let mut s = manager.snapshot();
+                black_box(&chunks).capture_state(&mut s).unwrap();
+                s
+            })
+        },
+    );
+    group.bench_function(
+        "save_state_incremental_in_background, 1% dirty (frame: 10 clones + hand-off)",
+        |b| {
+            b.iter_custom(|iters| {
+                let mut frame = Duration::ZERO;
+                for _ in 0..iters {
+                    // The worker appends the previous delta off the clock; then the frame
+                    // plays (changes 10 chunks) and asks for the save.
+                    assert!(manager.flush().is_empty());
+                    let dirty = touch(&mut chunks);
+                    let start = Instant::now();
+                    let handle = manager.save_state_incremental_in_background(
+                        slot,
+                        black_box(&chunks),
+                        &dirty,
+                    );
+                    frame += start.elapsed();
+                    drop(handle);
+                }
+                assert!(manager.flush().is_empty());
+                frame
+            })
+        },
+    );
+    group.bench_function(
+        "save_state_incremental (blocking: capture, fingerprints, append), 1% dirty",
+        |b| {
+            b.iter(|| {
+                touch(&mut chunks);
+                manager.save_state_incremental(slot, &chunks).unwrap()
+            })
+        },
+    );
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
         .measurement_time(Duration::from_secs(10));
-    targets = game_thread, incremental, load_with_deltas
+    targets = game_thread, incremental, load_with_deltas, dirty_chunks
 }
 criterion_main!(benches);

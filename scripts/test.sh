@@ -4,7 +4,7 @@
 #   scripts/test.sh
 #
 # 1. Installs what `cargo test` cannot install itself, and reuses what is already there:
-#    Debian's chromium and chromium-driver, the rustup target wasm32-unknown-unknown,
+#    Debian's chromium and chromium-driver, xvfb and mesa-vulkan-drivers, the rustup target wasm32-unknown-unknown,
 #    wasm-bindgen-cli at exactly the wasm-bindgen version of Cargo.lock (kept when
 #    `wasm-bindgen --version` already says that version), and binaryen's wasm-opt from the
 #    npm registry into the target folder (Debian's is too old for wasm-bindgen's output), and
@@ -12,10 +12,12 @@
 #    start; kept when Python already imports that version of it).
 # 2. Runs `cargo test --workspace --all-features` (every native test; cloud/tests/cloud.rs starts
 #    moto's server on a localhost port the OS picks itself).
-# 3. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
-# 4. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
-# 5. Builds the web demo and runs its screenshot test (scripts/page-test.py).
-# 6. Builds the harness page (web/harness) and runs the browser's crash test
+# 3. Runs the Bevy example as a real app (bevy/app: DefaultPlugins, a window under Xvfb,
+#    rendering on Mesa's lavapipe), which saves, loads, takes a screenshot and exits.
+# 4. Builds the core for wasm32-unknown-unknown, with its default features and with JSON alone.
+# 5. Runs the browser tests (web/tests/browser.rs) in headless Chromium.
+# 6. Builds the web demo and runs its screenshot test (scripts/page-test.py).
+# 7. Builds the harness page (web/harness) and runs the browser's crash test
 #    (scripts/kill-test.py): a full quota, 50 SIGKILLs of the whole browser mid-save, and tabs
 #    closed mid-save, every save that returned Ok loading afterwards.
 #
@@ -40,6 +42,10 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
     missing=()
     command -v chromium >/dev/null 2>&1 || missing+=(chromium)
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+    # The Bevy example as a real app (bevy/app): a virtual X server, and Mesa's Vulkan drivers
+    # (lavapipe renders on the CPU where there is no GPU).
+    command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb)
+    dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
     if [ ${#missing[@]} -gt 0 ]; then
         t=$(date +%s)
         echo "installing ${missing[*]} from Debian's packages"
@@ -48,7 +54,7 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
             "${missing[@]}" >/dev/null
         took "apt-get install ${missing[*]}" "$t"
     else
-        echo "chromium and chromedriver: present"
+        echo "chromium, chromedriver, xvfb and mesa-vulkan-drivers: present"
     fi
     if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
         t=$(date +%s)
@@ -94,6 +100,11 @@ fi
 
 step "native tests: cargo test --workspace --all-features"
 cargo test --workspace --all-features
+
+step "the Bevy example as a real app: DefaultPlugins, a window under Xvfb, rendering (bevy/app)"
+# Not a workspace member: Bevy's rendering crates declare rustc 1.97.1 (they build on the
+# workspace's 1.95), and take a few minutes to build on their own.
+cargo test --ignore-rust-version --manifest-path bevy/app/Cargo.toml
 
 step "the core builds for wasm32-unknown-unknown (default features, then JSON alone)"
 cargo build --target wasm32-unknown-unknown -p savegame

@@ -404,10 +404,11 @@ fn sim_state(fs: &SimFs) -> BTreeMap<u32, Entity> {
     loaded_entities(&manager)
 }
 
-/// Makes `changes` entity changes and saves them incrementally, on a file system holding a
-/// base and one delta; checks every crash image of every prefix of the save's operations
-/// loads the state before or after it.
-fn crash_during_delta(changes: usize, expect_compaction: bool) -> usize {
+/// Makes `changes` entity changes and saves them incrementally (at once, or on the worker with
+/// `save_incremental_in_background`), on a file system holding a base and one delta; checks
+/// every crash image of every prefix of the save's operations loads the state before or after
+/// it.
+fn crash_during_delta(changes: usize, expect_compaction: bool, background: bool) -> usize {
     let fs = SimFs::new();
     let manager = manager_in(
         FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap(),
@@ -421,7 +422,16 @@ fn crash_during_delta(changes: usize, expect_compaction: bool) -> usize {
     let before = world.entities.clone();
     world.play(&mut rng, changes, 1, 1);
     let start = fs.op_count();
-    let report = delta(&manager, &mut world, "second");
+    let report = if background {
+        let mut changes = manager.snapshot().with_label("second");
+        world.capture_changes(&mut changes).unwrap();
+        let handle = manager.save_incremental_in_background(SLOT, changes);
+        let report = handle.wait().unwrap();
+        world.saved();
+        report
+    } else {
+        delta(&manager, &mut world, "second")
+    };
     assert_eq!(report.compacted.is_some(), expect_compaction);
     let after = world.entities.clone();
     let end = fs.op_count();
@@ -445,12 +455,360 @@ fn crash_during_delta(changes: usize, expect_compaction: bool) -> usize {
 
 #[test]
 fn a_crash_at_any_point_of_an_append_leaves_the_last_complete_state() {
-    assert!(crash_during_delta(3, false) > 10);
+    assert!(crash_during_delta(3, false, false) > 10);
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_background_append_leaves_the_last_complete_state() {
+    assert!(crash_during_delta(3, false, true) > 10);
+}
+
+#[test]
+fn a_crash_at_any_point_of_a_background_compaction_leaves_the_same_state() {
+    assert!(crash_during_delta(40, true, true) > 40);
 }
 
 #[test]
 fn a_crash_at_any_point_of_a_compaction_leaves_the_same_state() {
-    assert!(crash_during_delta(40, true) > 40);
+    assert!(crash_during_delta(40, true, false) > 40);
+}
+
+// Background incremental saves of a state's dirty members
+// (`save_state_incremental_in_background`).
+
+mod state {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
+    use savegame::{
+        ChangesReport, Error, Originator, Registry, SaveLoadManager, SaveState, SlotId, Written,
+    };
+    use serde::{Deserialize, Serialize};
+
+    use super::common::{SIM_DIR, key};
+
+    const SLOT: SlotId = SlotId::Numbered(6);
+    const CHUNKS: usize = 100;
+
+    /// A chunk of a world that counts how many times the game thread copied it.
+    struct Chunk {
+        tiles: Vec<u16>,
+        copies: Arc<AtomicUsize>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    struct ChunkMemento {
+        tiles: Vec<u16>,
+    }
+
+    impl Originator for Chunk {
+        type Memento = ChunkMemento;
+        fn create_memento(&self) -> ChunkMemento {
+            self.copies.fetch_add(1, Ordering::SeqCst);
+            ChunkMemento {
+                tiles: self.tiles.clone(),
+            }
+        }
+        fn restore_memento(&mut self, m: ChunkMemento) -> savegame::Result<()> {
+            self.tiles = m.tiles;
+            Ok(())
+        }
+    }
+
+    fn world(copies: &Arc<AtomicUsize>) -> Registry<Chunk> {
+        let mut world = Registry::new().with_prefix("chunk/");
+        for i in 0..CHUNKS {
+            let chunk = Chunk {
+                tiles: vec![i as u16; 32],
+                copies: Arc::clone(copies),
+            };
+            world.register(format!("{i:03}"), chunk).unwrap();
+        }
+        world
+    }
+
+    fn manager_over(fs: &SimFs) -> SaveLoadManager {
+        SaveLoadManager::builder()
+            .storage(FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+            .key(key())
+            .compact_at(100_000)
+            .build()
+            .unwrap()
+    }
+
+    fn dir_manager(dir: &std::path::Path) -> SaveLoadManager {
+        SaveLoadManager::builder()
+            .directory(dir)
+            .key(key())
+            .compact_at(100_000)
+            .build()
+            .unwrap()
+    }
+
+    /// The tiles of every chunk the slot holds, by id.
+    fn loaded(manager: &SaveLoadManager) -> Vec<(String, Vec<u16>)> {
+        let snapshot = manager.load(SLOT).unwrap().snapshot;
+        snapshot
+            .ids()
+            .map(|id| {
+                (
+                    id.to_owned(),
+                    snapshot.memento::<ChunkMemento>(id).unwrap().tiles,
+                )
+            })
+            .collect()
+    }
+
+    fn expected(world: &Registry<Chunk>) -> Vec<(String, Vec<u16>)> {
+        world
+            .iter()
+            .map(|(id, c)| (world.snapshot_id(id), c.tiles.clone()))
+            .collect()
+    }
+
+    fn delta_of(report: &ChangesReport) -> &savegame::DeltaReport {
+        match &report.written {
+            Written::Delta(delta) => delta,
+            other => panic!("not a delta: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_game_thread_copies_only_the_dirty_members_and_the_slot_takes_a_delta_of_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = dir_manager(dir.path());
+        let copies = Arc::new(AtomicUsize::new(0));
+        let mut world = world(&copies);
+
+        // The first call knows nothing of the slot: a full save, captured whole.
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/001"])
+            .wait()
+            .unwrap();
+        assert!(matches!(report.written, Written::Full { .. }), "{report:?}");
+        assert_eq!(report.changed.len(), CHUNKS);
+        assert_eq!(copies.swap(0, Ordering::SeqCst), CHUNKS);
+
+        // Two chunks changed, one removed, one added, one marked dirty but unchanged, and an
+        // id that never existed.
+        world.get_mut("004").unwrap().tiles[0] = 400;
+        world.get_mut("050").unwrap().tiles[1] = 500;
+        world.unregister("007");
+        world
+            .register(
+                "100",
+                Chunk {
+                    tiles: vec![1; 4],
+                    copies: Arc::clone(&copies),
+                },
+            )
+            .unwrap();
+        let dirty = [
+            "chunk/004",
+            "chunk/050",
+            "chunk/007",
+            "chunk/100",
+            "chunk/060",
+            "chunk/999",
+        ];
+        let handle = manager.save_state_incremental_in_background(SLOT, &world, dirty);
+        // The game thread copied the four dirty members it has, and nothing else.
+        assert_eq!(copies.swap(0, Ordering::SeqCst), 4);
+        let report = handle.wait().unwrap();
+        assert!(report.wrote);
+        assert_eq!(
+            report.changed,
+            ["chunk/004", "chunk/050", "chunk/100"],
+            "the unchanged dirty chunk is left out"
+        );
+        assert_eq!(report.deleted, ["chunk/007"]);
+        assert_eq!(report.unchanged, CHUNKS - 3);
+        assert_eq!(delta_of(&report).sequence, 1);
+        assert_eq!(
+            copies.load(Ordering::SeqCst),
+            0,
+            "the worker copies nothing"
+        );
+        assert_eq!(loaded(&manager), expected(&world));
+
+        // Nothing dirty, nothing new to show: nothing written.
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &world, Vec::<String>::new())
+            .wait()
+            .unwrap();
+        assert!(matches!(report.written, Written::Nothing), "{report:?}");
+        assert_eq!(manager.info(SLOT).unwrap().deltas, 1);
+
+        // The fingerprints stayed the slot's: the blocking incremental save agrees that
+        // nothing changed, and a new manager loads the same state.
+        let report = manager.save_state_incremental(SLOT, &world).unwrap();
+        assert!(!report.wrote, "{report:?}");
+        drop(manager);
+        assert_eq!(loaded(&dir_manager(dir.path())), expected(&world));
+    }
+
+    #[test]
+    fn a_failed_background_state_delta_keeps_the_previous_generation_and_loses_no_change() {
+        let fs = SimFs::new();
+        let manager = manager_over(&fs);
+        let copies = Arc::new(AtomicUsize::new(0));
+        let mut world = world(&copies);
+        manager.save_state(SLOT, &world).unwrap();
+        world.get_mut("001").unwrap().tiles[0] = 11;
+        manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/001"])
+            .wait()
+            .unwrap();
+        let before = manager.info(SLOT).unwrap();
+        let saved = loaded(&manager);
+
+        // The disk fills: the delta fails, and so does the one queued behind it. The worker
+        // is held (by a save to another slot whose snapshot waits for a word, then fails
+        // without writing) until both are queued: otherwise the first may fail before the
+        // second is asked for, which then is a full save of its own (the manager forgot the
+        // slot), not a delta behind a failed one.
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let gate = manager.save_in_background_with(SlotId::Numbered(99), move || {
+            let _ = wait.recv();
+            Err(Error::Config {
+                reason: "the gate writes nothing".into(),
+            })
+        });
+        world.get_mut("002").unwrap().tiles[0] = 22;
+        fs.inject(Fault {
+            at: fs.op_count(),
+            kind: FaultKind::NoSpace,
+            mode: FaultMode::FromThenOn,
+        });
+        let failing = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/002"]);
+        world.get_mut("003").unwrap().tiles[0] = 33;
+        let behind = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/003"]);
+        go.send(()).unwrap();
+        assert!(matches!(gate.wait(), Err(Error::Config { .. })));
+        let err = failing.wait().unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+        let err = behind.wait().unwrap_err();
+        assert!(matches!(err, Error::FullSaveNeeded { .. }), "{err}");
+        fs.clear_faults();
+
+        // The slot loads at its previous generation and deltas.
+        let after = manager.info(SLOT).unwrap();
+        assert_eq!(after.header, before.header);
+        assert_eq!(after.deltas, before.deltas);
+        assert_eq!(loaded(&manager), saved);
+        assert_eq!(loaded(&manager_over(&fs)), saved);
+
+        // The manager forgot the slot: the next call is a full save, with every change the
+        // failed calls held.
+        world.get_mut("004").unwrap().tiles[0] = 44;
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/004"])
+            .wait()
+            .unwrap();
+        assert!(matches!(report.written, Written::Full { .. }), "{report:?}");
+        assert_eq!(loaded(&manager), expected(&world));
+        // And deltas follow it again.
+        world.get_mut("005").unwrap().tiles[0] = 55;
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/005"])
+            .wait()
+            .unwrap();
+        assert_eq!(delta_of(&report).sequence, 1);
+        assert_eq!(loaded(&manager), expected(&world));
+    }
+
+    #[test]
+    fn background_state_deltas_keep_their_order_against_full_saves() {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = dir_manager(dir.path());
+        let copies = Arc::new(AtomicUsize::new(0));
+        let mut world = world(&copies);
+
+        // A full save and the deltas made after it are queued together: the deltas land on
+        // the full save's base, in order.
+        let full = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/000"]);
+        world.get_mut("010").unwrap().tiles[0] = 1;
+        let first = manager.save_state_incremental_in_background(SLOT, &world, ["chunk/010"]);
+        world.get_mut("010").unwrap().tiles[0] = 2;
+        world.get_mut("011").unwrap().tiles[0] = 3;
+        let second =
+            manager.save_state_incremental_in_background(SLOT, &world, ["chunk/010", "chunk/011"]);
+        let base = match full.wait().unwrap().written {
+            Written::Full { report, .. } => report,
+            other => panic!("not a full save: {other:?}"),
+        };
+        assert_eq!(delta_of(&first.wait().unwrap()).sequence, 1);
+        assert_eq!(delta_of(&second.wait().unwrap()).sequence, 2);
+        let info = manager.info(SLOT).unwrap();
+        assert_eq!(info.header.unwrap().generation, base.generation);
+        assert_eq!(loaded(&manager), expected(&world));
+
+        // A blocking save_state drops the deltas still queued (its state is newer) and is
+        // the base of the next delta.
+        world.get_mut("020").unwrap().tiles[0] = 7;
+        let report = manager.save_state(SLOT, &world).unwrap();
+        world.get_mut("021").unwrap().tiles[0] = 8;
+        let delta = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/021"])
+            .wait()
+            .unwrap();
+        assert_eq!(delta_of(&delta).sequence, 1);
+        assert_eq!(
+            manager.info(SLOT).unwrap().header.unwrap().generation,
+            report.generation
+        );
+        assert_eq!(loaded(&manager), expected(&world));
+
+        // A plain save writes something the manager's fingerprints do not describe: the next
+        // background delta writes nothing and fails, and the one after is a full save.
+        let mut other = manager.snapshot();
+        other
+            .capture_memento("chunk/000", &ChunkMemento { tiles: vec![9] })
+            .unwrap();
+        manager.save(SLOT, &other).unwrap();
+        world.get_mut("022").unwrap().tiles[0] = 9;
+        let err = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/022"])
+            .wait()
+            .unwrap_err();
+        assert!(matches!(err, Error::FullSaveNeeded { .. }), "{err}");
+        assert_eq!(manager.info(SLOT).unwrap().deltas, 0);
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &world, ["chunk/022"])
+            .wait()
+            .unwrap();
+        assert!(matches!(report.written, Written::Full { .. }), "{report:?}");
+        assert_eq!(loaded(&manager), expected(&world));
+    }
+
+    #[test]
+    fn a_state_that_only_lists_its_members_captures_the_dirty_ones_alone() {
+        #[derive(Originator, Clone, Default, Serialize, Deserialize, PartialEq, Debug)]
+        #[savegame(self_memento)]
+        struct Stats {
+            kills: u32,
+        }
+        #[derive(SaveState, Default)]
+        struct Game {
+            player: Stats,
+            boss: Stats,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let manager = dir_manager(dir.path());
+        let mut game = Game::default();
+        manager.save_state(SLOT, &game).unwrap();
+        game.player.kills = 3;
+        game.boss.kills = 99; // changed, but not marked dirty: not saved
+        let report = manager
+            .save_state_incremental_in_background(SLOT, &game, ["player"])
+            .wait()
+            .unwrap();
+        assert_eq!(report.changed, ["player"]);
+        let snapshot = manager.load(SLOT).unwrap().snapshot;
+        assert_eq!(snapshot.memento::<Stats>("player").unwrap().kills, 3);
+        assert_eq!(snapshot.memento::<Stats>("boss").unwrap().kills, 0);
+    }
 }
 
 /// The real file system, counting the bytes read from the files whose names end in `.sav`.

@@ -104,6 +104,22 @@ pub fn migrations() -> Migrations {
 /// # Errors
 /// When the save manager cannot be built (the folder cannot be created).
 pub fn app(dir: &Path) -> savegame::Result<App> {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        TimePlugin,
+        ScheduleRunnerPlugin::run_loop(Duration::from_millis(1)),
+    ));
+    add_game(&mut app, dir)?;
+    Ok(app)
+}
+
+/// Adds the game to an app that has its plugins (the headless ones above, or `DefaultPlugins`
+/// in a window: `bevy/app`): saving into `dir`, what is saved, and the game's systems.
+///
+/// # Errors
+/// When the save manager cannot be built (the folder cannot be created).
+pub fn add_game(app: &mut App, dir: &Path) -> savegame::Result<()> {
     let plugin = SavegamePlugin::new(
         SaveLoadManager::builder()
             .directory(dir)
@@ -113,24 +129,18 @@ pub fn app(dir: &Path) -> savegame::Result<App> {
             .autosave_slots(2),
     )?
     .autosave_every(Duration::from_secs(2));
-    let mut app = App::new();
-    app.add_plugins((
-        TaskPoolPlugin::default(),
-        TimePlugin,
-        ScheduleRunnerPlugin::run_loop(Duration::from_millis(1)),
-    ))
-    .add_plugins(plugin)
-    .save_component::<Health>()
-    .save_component::<Position>()
-    .save_component::<Name>()
-    .save_component::<Hunting>()
-    .save_component::<Hero>()
-    .save_resource::<Turn>()
-    .save_resource::<Gold>()
-    .init_resource::<Turn>()
-    .init_resource::<Gold>()
-    .add_systems(Update, (hunt, tick).chain());
-    Ok(app)
+    app.add_plugins(plugin)
+        .save_component::<Health>()
+        .save_component::<Position>()
+        .save_component::<Name>()
+        .save_component::<Hunting>()
+        .save_component::<Hero>()
+        .save_resource::<Turn>()
+        .save_resource::<Gold>()
+        .init_resource::<Turn>()
+        .init_resource::<Gold>()
+        .add_systems(Update, (hunt, tick).chain());
+    Ok(())
 }
 
 /// A new game: the hero with a sword and a lamp, two monsters.

@@ -81,3 +81,34 @@ impl From<savegame::Error> for SaveError {
         SaveError::Savegame(Box::new(e))
     }
 }
+
+/// The memento id a capture error made on the manager's worker is carried under.
+const WORLD_ID: &str = "bevy/world";
+
+impl SaveError {
+    /// The error a snapshot made on the manager's worker hands the manager: the manager's own
+    /// as it was, the plugin's own (a component that does not serialize) carried inside
+    /// [`savegame::Error::Encode`], to be taken out by [`from_worker`](Self::from_worker).
+    pub(crate) fn into_worker(self) -> savegame::Error {
+        match self {
+            SaveError::Savegame(e) => *e,
+            own => savegame::Error::Encode {
+                id: WORLD_ID.into(),
+                source: Box::new(own),
+            },
+        }
+    }
+
+    /// A background save's error, with the plugin's own taken back out of the manager's.
+    pub(crate) fn from_worker(e: savegame::Error) -> Self {
+        match e {
+            savegame::Error::Encode { id, source } if id == WORLD_ID => {
+                match source.downcast::<SaveError>() {
+                    Ok(own) => *own,
+                    Err(source) => savegame::Error::Encode { id, source }.into(),
+                }
+            }
+            other => other.into(),
+        }
+    }
+}

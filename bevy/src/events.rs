@@ -1,33 +1,73 @@
 //! Asking for saves and loads (commands), and hearing how they went (messages and observer
 //! events).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bevy_ecs::event::Event;
 use bevy_ecs::message::Message;
 use bevy_ecs::system::{Command, Commands};
 use bevy_ecs::world::World;
-use savegame::{LoadReport, Metadata, SaveReport, SlotId};
+use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
+use crate::capture::{copy_delta, copy_full};
 use crate::error::SaveError;
-use crate::manager::{PendingSave, SaveManager, SaveTarget};
-use crate::world::{capture, restore};
+use crate::manager::Counts;
+use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
+use crate::restore::restore;
+use crate::tracking::Incremental;
 
-/// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save).
-/// Sent as a message (read it with `MessageReader<Saved>`) and triggered as an observer event
+/// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save)
+/// (or, for an incremental save, appended as after
+/// [`save_incremental`](savegame::SaveLoadManager::save_incremental)). Sent as a message (read
+/// it with `MessageReader<Saved>`) and triggered as an observer event
 /// (`app.add_observer(|saved: On<Saved>| …)`).
 #[derive(Event, Message, Debug, Clone)]
 #[non_exhaustive]
 pub struct Saved {
     /// The slot written (for an autosave, the rotation's slot it went to).
     pub slot: SlotId,
-    /// What the manager wrote.
-    pub report: SaveReport,
-    /// How many entities the save holds.
+    /// What the manager wrote: a full save, or a delta.
+    pub written: Written,
+    /// How many saved entities the world had when the save was asked for.
     pub entities: usize,
     /// How many `Entity` fields pointed at entities that are not saved; they were written as
-    /// `Entity::PLACEHOLDER`, and load as that.
+    /// `Entity::PLACEHOLDER`, and load as that (for a delta: of the values it wrote).
     pub unsaved_references: usize,
+}
+
+/// What a background save wrote.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Written {
+    /// A full save.
+    Full(SaveReport),
+    /// A delta on the slot's journal ([`SavegameCommands::save_incremental`]).
+    Delta {
+        /// What the manager appended (and whether it compacted the journal).
+        report: Arc<DeltaReport>,
+        /// How many entities it wrote: spawned, or with a registered component, a parent or a
+        /// place among their parent's children changed since the slot's last save.
+        entities: usize,
+        /// How many entities it removed: despawned, or no longer [`Saveable`](crate::Saveable).
+        removed: usize,
+    },
+}
+
+impl Written {
+    /// The full save's report, or `None` for a delta.
+    #[must_use]
+    pub fn full(&self) -> Option<&SaveReport> {
+        match self {
+            Written::Full(report) => Some(report),
+            Written::Delta { .. } => None,
+        }
+    }
+
+    /// Whether it was a delta.
+    #[must_use]
+    pub fn is_delta(&self) -> bool {
+        matches!(self, Written::Delta { .. })
+    }
 }
 
 /// A save failed: it could not be captured (a component that does not serialize, named with
@@ -80,23 +120,37 @@ pub(crate) fn report_save_failed(world: &mut World, slot: SaveTarget, error: Arc
     world.trigger(failed);
 }
 
-/// Saves the world: captures it when the command is applied (in the frame that queued it),
-/// then hands the snapshot to the manager's worker thread, which encodes, seals and writes it.
-/// [`Saved`] or [`SaveFailed`] follows in a later frame. Queue it with
-/// [`SavegameCommands::save`], or apply it to a `&mut World`.
+/// Saves the world: copies its saved values when the command is applied (in the frame that
+/// queued it), then hands the copies to the manager's worker thread, which serializes them
+/// into a snapshot, encodes, seals and writes it. [`Saved`] or [`SaveFailed`] follows in a
+/// later frame. Queue it with [`SavegameCommands::save`] (or `save_incremental`, `autosave`),
+/// or apply it to a `&mut World`.
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct SaveCommand {
     target: SaveTarget,
+    incremental: bool,
     metadata: Metadata,
 }
 
 impl SaveCommand {
-    /// A save to `slot`.
+    /// A full save to `slot`.
     pub fn new(slot: SlotId) -> Self {
         SaveCommand {
             target: SaveTarget::Slot(slot),
+            incremental: false,
             metadata: Metadata::default(),
+        }
+    }
+
+    /// An incremental save to `slot`: a delta on the slot's journal with what changed since
+    /// the plugin last saved the slot or loaded it (see
+    /// [`SavegameCommands::save_incremental`]); a full save when the plugin has not, or when
+    /// the slot's last save failed.
+    pub fn incremental(slot: SlotId) -> Self {
+        SaveCommand {
+            incremental: true,
+            ..SaveCommand::new(slot)
         }
     }
 
@@ -104,6 +158,7 @@ impl SaveCommand {
     pub fn autosave() -> Self {
         SaveCommand {
             target: SaveTarget::Autosave,
+            incremental: false,
             metadata: Metadata::default(),
         }
         .with_label("Autosave")
@@ -122,34 +177,79 @@ impl SaveCommand {
         self
     }
 
-    /// Captures now and queues the write; a failed capture is reported at once.
+    /// Copies the world's saved values now and queues the rest: the worker serializes them,
+    /// then encodes, seals and writes. A failed copy is reported at once; a value that does
+    /// not serialize, or two entities with one id, when the worker meets them.
     pub(crate) fn run(self, world: &mut World) {
         let target = self.target;
-        let captured = capture(world, self.metadata);
-        let result = captured.and_then(|captured| {
-            let mut manager =
-                world
-                    .get_resource_mut::<SaveManager>()
-                    .ok_or_else(|| SaveError::NotSetUp {
-                        reason: "no SaveManager resource: add SavegamePlugin".into(),
-                    })?;
-            let handle = match target {
-                SaveTarget::Slot(slot) => manager
-                    .manager()
-                    .save_in_background(slot, captured.snapshot),
-                SaveTarget::Autosave => manager.manager().autosave_in_background(captured.snapshot),
-            };
-            manager.push(PendingSave {
-                target,
-                handle,
-                entities: captured.entities,
-                unsaved_references: captured.unsaved_references,
-            });
-            Ok(())
-        });
-        if let Err(e) = result {
+        if let Err(e) = self.queue(world) {
+            if let SaveTarget::Slot(slot) = target
+                && let Some(mut incremental) = world.get_resource_mut::<Incremental>()
+            {
+                incremental.forget(slot);
+            }
             report_save_failed(world, target, Arc::new(e));
         }
+    }
+
+    fn queue(self, world: &mut World) -> Result<(), SaveError> {
+        let SaveCommand {
+            target,
+            incremental,
+            metadata,
+        } = self;
+        if world.get_resource::<SaveManager>().is_none() {
+            return Err(SaveError::NotSetUp {
+                reason: "no SaveManager resource: add SavegamePlugin".into(),
+            });
+        }
+        let now = world.change_tick();
+        let slot = match target {
+            SaveTarget::Slot(slot) => Some(slot),
+            SaveTarget::Autosave => None,
+        };
+        let tracking = world.get_resource_or_init::<Incremental>();
+        let mark = slot.and_then(|s| tracking.mark_of(s));
+        // A slot is followed once an incremental save was asked of it.
+        let follow = slot.filter(|_| incremental || mark.is_some());
+        let counts: Arc<OnceLock<Counts>> = Arc::default();
+        let told = Arc::clone(&counts);
+        let handle = match (slot, mark.filter(|_| incremental)) {
+            (Some(slot), Some(mark)) => {
+                let copy = copy_delta(world, metadata, mark, now)?;
+                let make = move || {
+                    let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
+                    let _ = told.set(found);
+                    Ok(snapshot)
+                };
+                let manager = world.resource::<SaveManager>().manager();
+                PendingHandle::Delta(manager.save_incremental_in_background_with(slot, make))
+            }
+            _ => {
+                let copy = copy_full(world, metadata)?;
+                let make = move || {
+                    let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
+                    let _ = told.set(found);
+                    Ok(snapshot)
+                };
+                let manager = world.resource::<SaveManager>().manager();
+                PendingHandle::Full(match slot {
+                    Some(slot) => manager.save_in_background_with(slot, make),
+                    None => manager.autosave_in_background_with(make),
+                })
+            }
+        };
+        if let Some(slot) = follow {
+            world.resource_mut::<Incremental>().mark(slot, now);
+        }
+        // Changes made after this, in this frame, are newer than the mark.
+        world.increment_change_tick();
+        world.resource_mut::<SaveManager>().push(PendingSave {
+            target,
+            handle,
+            counts,
+        });
+        Ok(())
     }
 }
 
@@ -185,6 +285,13 @@ impl LoadCommand {
             .manager()
             .load(self.slot)?;
         let restored = restore(world, &loaded.snapshot)?;
+        // A slot followed for incremental saves now holds what the world holds.
+        let now = world.change_tick();
+        let mut incremental = world.get_resource_or_init::<Incremental>();
+        if incremental.mark_of(self.slot).is_some() {
+            incremental.mark(self.slot, now);
+        }
+        world.increment_change_tick();
         Ok(Loaded {
             slot: self.slot,
             report: loaded.report,
@@ -236,6 +343,16 @@ pub trait SavegameCommands {
     fn save_labelled(&mut self, slot: SlotId, label: impl Into<String>);
     /// Saves to the autosave rotation.
     fn autosave(&mut self);
+    /// Saves to `slot` incrementally: a delta on the slot's journal holding only the saved
+    /// entities spawned, changed (a registered component added, changed or removed, by Bevy's
+    /// change ticks; a parent or a place among its siblings changed) or removed (despawned,
+    /// or no longer [`Saveable`](crate::Saveable)) since the plugin last saved the slot or
+    /// loaded it, and the registered resources changed since. The first incremental save of a
+    /// slot in a run (and the one after a failed save of it) is a full save. The frame pays
+    /// a pass over the registered components' change ticks and a copy of what changed; the
+    /// manager's worker serializes, seals and appends, and compacts the journal when it grows
+    /// past its share of the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
+    fn save_incremental(&mut self, slot: SlotId);
     /// Loads `slot` ([`LoadCommand`]). Saved entities the save has (by [`SaveId`](crate::SaveId))
     /// are updated in place, keeping their unregistered components; saved entities it does
     /// not have are despawned (their unsaved children are detached, not despawned); the rest
@@ -254,6 +371,10 @@ impl SavegameCommands for Commands<'_, '_> {
 
     fn autosave(&mut self) {
         self.queue(SaveCommand::autosave());
+    }
+
+    fn save_incremental(&mut self, slot: SlotId) {
+        self.queue(SaveCommand::incremental(slot));
     }
 
     fn load(&mut self, slot: SlotId) {

@@ -1,10 +1,12 @@
-//! Which entities are saved ([`Saveable`]), and the stable ids they are saved under ([`SaveId`]).
+//! Which entities are saved ([`Saveable`]), the stable ids they are saved under ([`SaveId`]),
+//! and the maps between ids and live entities.
+
+use std::collections::HashMap;
 
 use bevy_ecs::component::Component;
-use bevy_ecs::entity::EntityHashMap;
-use bevy_ecs::entity::{Entity, EntityMapper};
+use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
 use bevy_ecs::resource::Resource;
-use std::collections::HashMap;
+use bevy_ecs::world::World;
 
 /// Marks an entity whose registered components are saved. Entities without it are never
 /// saved, loaded over or despawned by a load.
@@ -13,8 +15,10 @@ pub struct Saveable;
 
 /// The stable id of a saved entity: the same in every save and after every load, unlike its
 /// [`Entity`]. The plugin gives one to each [`Saveable`] entity that has none when it is first
-/// saved. A game may also give ids of its own (the entities of a hand-made level, say, so that a
-/// load finds them again); ids it gives must be unique and below [`SaveId::MAX`].
+/// saved, and to an unsaved entity that is the parent of a saved one (so that the child's link
+/// can be saved). A game may also give ids of its own (the entities of a hand-made level, say,
+/// or the unsaved root its saved entities hang from, so that a load in a new session finds
+/// them again); ids it gives must be unique and below [`SaveId::MAX`].
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SaveId(u32);
 
@@ -38,22 +42,69 @@ impl SaveId {
     pub const fn get(self) -> u32 {
         self.0
     }
+}
 
-    /// The stand-in entity written for this id in an `Entity` field: `Entity::from_raw_u32(id)`,
-    /// whose index is the id.
-    pub(crate) fn as_entity(self) -> Entity {
-        Entity::from_raw_u32(self.0).unwrap_or(Entity::PLACEHOLDER)
-    }
+/// The stand-in entity written for id `id` in an `Entity` field: `Entity::from_raw_u32(id)`,
+/// whose index is the id.
+fn stand_in(id: u32) -> Entity {
+    Entity::from_raw_u32(id).unwrap_or(Entity::PLACEHOLDER)
 }
 
 /// The next id the plugin gives out.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct NextSaveId(pub(crate) u32);
 
-/// Save side: a live entity becomes the stand-in of its stable id; an entity that is not saved
-/// becomes [`Entity::PLACEHOLDER`], and is counted.
+/// Live entities to their stable ids, on the worker: a vector indexed by entity index (a
+/// world's indices are dense), a map for the indices far above the others.
+pub(crate) struct EntityIds {
+    dense: Vec<(Entity, u32)>,
+    limit: usize,
+    sparse: EntityHashMap<u32>,
+}
+
+impl EntityIds {
+    /// The map of `entities`.
+    pub(crate) fn new(entities: &[(Entity, u32)]) -> Self {
+        let limit = entities.len().saturating_mul(4).saturating_add(1024);
+        let top = entities
+            .iter()
+            .map(|(e, _)| e.index_u32() as usize)
+            .filter(|i| *i < limit)
+            .max()
+            .map_or(0, |i| i + 1);
+        let mut map = EntityIds {
+            dense: vec![(Entity::PLACEHOLDER, 0); top],
+            limit,
+            sparse: EntityHashMap::default(),
+        };
+        for (entity, id) in entities {
+            let at = entity.index_u32() as usize;
+            if at < limit {
+                map.dense[at] = (*entity, *id);
+            } else {
+                map.sparse.insert(*entity, *id);
+            }
+        }
+        map
+    }
+
+    pub(crate) fn get(&self, entity: Entity) -> Option<u32> {
+        let at = entity.index_u32() as usize;
+        if at < self.limit {
+            self.dense
+                .get(at)
+                .filter(|(e, _)| *e == entity)
+                .map(|(_, id)| *id)
+        } else {
+            self.sparse.get(&entity).copied()
+        }
+    }
+}
+
+/// Save side, on the worker: a live entity becomes the stand-in of its stable id; an entity
+/// that is not saved becomes [`Entity::PLACEHOLDER`], and is counted.
 pub(crate) struct ToStable<'a> {
-    pub(crate) ids: &'a EntityHashMap<SaveId>,
+    pub(crate) ids: &'a EntityIds,
     pub(crate) unsaved: usize,
 }
 
@@ -62,8 +113,8 @@ impl EntityMapper for ToStable<'_> {
         if source == Entity::PLACEHOLDER {
             return source;
         }
-        match self.ids.get(&source) {
-            Some(id) => id.as_entity(),
+        match self.ids.get(source) {
+            Some(id) => stand_in(id),
             None => {
                 self.unsaved += 1;
                 Entity::PLACEHOLDER
@@ -74,10 +125,100 @@ impl EntityMapper for ToStable<'_> {
     fn set_mapped(&mut self, _source: Entity, _target: Entity) {}
 }
 
+/// Save side, in the frame: the same, looking each entity up in the world (for the few values
+/// a delta or a resource holds).
+pub(crate) struct WorldMapper<'w> {
+    pub(crate) world: &'w World,
+    pub(crate) unsaved: usize,
+}
+
+impl EntityMapper for WorldMapper<'_> {
+    fn get_mapped(&mut self, source: Entity) -> Entity {
+        if source == Entity::PLACEHOLDER {
+            return source;
+        }
+        let saved = self
+            .world
+            .get_entity(source)
+            .ok()
+            .filter(|e| e.contains::<Saveable>())
+            .and_then(|e| e.get::<SaveId>().copied());
+        match saved {
+            Some(id) => stand_in(id.get()),
+            None => {
+                self.unsaved += 1;
+                Entity::PLACEHOLDER
+            }
+        }
+    }
+
+    fn set_mapped(&mut self, _source: Entity, _target: Entity) {}
+}
+
+/// Stable ids to live entities, for a load, each with its rank (the order it was put in: the
+/// entities kept first, then those spawned, in spawn order): a vector indexed by id for the ids
+/// a plugin gives out (dense, from 0), a map for the ones above.
+pub(crate) struct IdMap {
+    dense: Vec<(Entity, u32)>,
+    /// How far the vector may grow: ids from it on go to the map.
+    limit: usize,
+    sparse: HashMap<u32, (Entity, u32)>,
+    len: u32,
+}
+
+impl IdMap {
+    /// A map that will hold about `count` ids.
+    pub(crate) fn with_capacity(count: usize) -> Self {
+        IdMap {
+            dense: Vec::with_capacity(count),
+            limit: count.saturating_mul(4).saturating_add(1024),
+            sparse: HashMap::new(),
+            len: 0,
+        }
+    }
+
+    /// Adds `id`, the next in rank.
+    pub(crate) fn insert(&mut self, id: u32, entity: Entity) {
+        let at = id as usize;
+        let value = (entity, self.len);
+        self.len += 1;
+        if at < self.limit {
+            if at >= self.dense.len() {
+                self.dense.resize(at + 1, (Entity::PLACEHOLDER, 0));
+            }
+            self.dense[at] = value;
+        } else {
+            self.sparse.insert(id, value);
+        }
+    }
+
+    /// The entity with `id`, and its rank.
+    pub(crate) fn ranked(&self, id: u32) -> Option<(Entity, u32)> {
+        match self.dense.get(id as usize) {
+            Some(v) if v.0 != Entity::PLACEHOLDER => Some(*v),
+            Some(_) => None,
+            None => self.sparse.get(&id).copied(),
+        }
+    }
+
+    pub(crate) fn get(&self, id: u32) -> Option<Entity> {
+        self.ranked(id).map(|(e, _)| e)
+    }
+
+    pub(crate) fn contains(&self, id: u32) -> bool {
+        self.get(id).is_some()
+    }
+
+    /// How many ids it holds (one past the highest rank).
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
 /// Load side: a stand-in becomes the live entity that now has its id; anything else (the
 /// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`].
 pub(crate) struct FromStable<'a> {
-    pub(crate) entities: &'a HashMap<u32, Entity>,
+    pub(crate) entities: &'a IdMap,
     pub(crate) dangling: usize,
 }
 
@@ -86,8 +227,8 @@ impl EntityMapper for FromStable<'_> {
         if source == Entity::PLACEHOLDER {
             return source;
         }
-        match self.entities.get(&source.index_u32()) {
-            Some(entity) => *entity,
+        match self.entities.get(source.index_u32()) {
+            Some(entity) => entity,
             None => {
                 self.dangling += 1;
                 Entity::PLACEHOLDER

@@ -48,11 +48,12 @@
 //!
 //! # Design
 //!
-//! - **Serde, not reflection.** Registered types are serde types, as every memento of the
-//!   library is: the save's mementos are then the same values a migration step (in Rust or in
-//!   a declarative file) and `savegame dump` see, field by field, and the plugin needs neither
-//!   `bevy_reflect` nor a type registry (a smaller build). A type is saved under a short name,
-//!   not its Rust path ([`SavegameApp`]).
+//! - **Serde first.** Registered types are serde types, as every memento of the library is:
+//!   the save's mementos are then the same values a migration step (in Rust or in a
+//!   declarative file) and `savegame dump` see, field by field, and by default the plugin
+//!   needs neither `bevy_reflect` nor a type registry (a smaller build). A component that
+//!   derives `Reflect` and not serde's traits is registered with `save_reflect` (feature
+//!   `reflect`). A type is saved under a short name, not its Rust path ([`SavegameApp`]).
 //! - **Opt-in.** Only [`Saveable`] entities are saved, and of them only registered components;
 //!   meshes, cameras, UI and everything else never reach a save and never break one.
 //! - **Stable ids.** Each saved entity has a [`SaveId`]. An `Entity` field of a registered
@@ -60,19 +61,23 @@
 //!   the stand-in `Entity::from_raw_u32(id)` of its target's id, through Bevy's serde for
 //!   `Entity`, and mapped back to the live entity with that id on load; one pointing at an
 //!   unsaved entity is written, and loads, as `Entity::PLACEHOLDER` (counted in [`Saved`] and
-//!   [`Loaded`]). Parent/child links between saved entities are saved by the plugin, in each
-//!   parent's order of children.
+//!   [`Loaded`]). A saved child's link to its parent is saved by the plugin, saved parent or
+//!   not (an unsaved parent is given a [`SaveId`]), with the child's place among all its
+//!   parent's children.
 //! - **Loads replace only what is saved.** A load decodes every memento before it changes
 //!   anything (a failed load leaves the world as it was), then updates saved entities in place
 //!   by id (keeping their unregistered components: visuals stay), despawns saved entities the
 //!   save lacks (detaching, not despawning, their unsaved children) and spawns the rest.
 //!   Entities without [`Saveable`] are untouched.
-//! - **Saves do not stall a frame.** A save command captures in the frame that applies it: the
-//!   registered components are read and each type serialized into its memento, as the
-//!   library's `Snapshot::capture` does. The snapshot then goes to the manager's worker
-//!   thread ([`savegame::SaveLoadManager::save_in_background`]), which encodes the file body,
-//!   compresses, seals (AES-256-GCM) and writes it crash-safely with backups. The outcome is
-//!   reported in a later frame. Loads are synchronous: the world must have the result.
+//! - **Saves do not stall a frame.** A save command copies, in the frame that applies it, what
+//!   it must: the saved entities' ids (giving new ones theirs), the parent/child links, and a
+//!   clone of each registered component and resource, with entity references mapped to stable
+//!   ids. That is all the frame pays (see the bench, `save/frame`). The copies then go to the
+//!   manager's worker thread ([`savegame::SaveLoadManager::save_in_background_with`]), which
+//!   serializes them into mementos, encodes the file body, compresses, seals (AES-256-GCM) and
+//!   writes it crash-safely with backups. The outcome is reported in a later frame, a value
+//!   that does not serialize included. The file holds the state of the frame that asked, not a
+//!   later one. Loads are synchronous: the world must have the result.
 //! - **Errors are values.** No function of the plugin panics; a component that fails to
 //!   serialize is [`SaveError::Serialize`] naming its type and entity.
 //!
@@ -84,24 +89,33 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod capture;
+mod column;
+mod entry;
 mod error;
 mod events;
 mod ids;
+mod layout;
 mod manager;
 mod menu;
+pub mod migrate;
 mod plugin;
+#[cfg(feature = "reflect")]
+mod reflect;
 mod registry;
+mod restore;
 mod schema;
-mod world;
+mod tracking;
 
 pub use error::SaveError;
 pub use events::{
-    LoadCommand, LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, SavegameCommands,
+    LoadCommand, LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, SavegameCommands, Written,
 };
 pub use ids::{SaveId, Saveable};
 pub use manager::{SaveManager, SaveTarget};

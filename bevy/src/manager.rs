@@ -1,10 +1,25 @@
 //! [`SaveManager`], the resource the plugin adds: the library's manager and the background
 //! saves it is writing, each with its [`SaveTarget`].
 
+use std::sync::{Arc, OnceLock};
+
 use bevy_ecs::resource::Resource;
-use savegame::{SaveHandle, SaveLoadManager, SaveStatus, SlotId, SlotInfo};
+use savegame::{DeltaReport, SaveHandle, SaveLoadManager, SaveStatus, SlotId, SlotInfo};
 
 use crate::error::SaveError;
+
+/// What a save found, for [`Saved`](crate::Saved).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Saved entities in the world.
+    pub(crate) entities: usize,
+    /// Entity references to unsaved entities, written as the placeholder.
+    pub(crate) unsaved_references: usize,
+    /// Entities a delta wrote (changed or spawned).
+    pub(crate) written: usize,
+    /// Entities a delta removed (despawned, or no longer saved).
+    pub(crate) removed: usize,
+}
 
 /// Where a save goes: a slot, or the autosave rotation (whose slot the manager picks when it
 /// writes: the empty or the oldest one).
@@ -30,9 +45,24 @@ pub struct SaveManager {
 
 pub(crate) struct PendingSave {
     pub(crate) target: SaveTarget,
-    pub(crate) handle: SaveHandle,
-    pub(crate) entities: usize,
-    pub(crate) unsaved_references: usize,
+    pub(crate) handle: PendingHandle,
+    /// What the worker found making the save, once it has.
+    pub(crate) counts: Arc<OnceLock<Counts>>,
+}
+
+/// A full save's handle, or a delta's.
+pub(crate) enum PendingHandle {
+    Full(SaveHandle),
+    Delta(SaveHandle<DeltaReport>),
+}
+
+impl PendingHandle {
+    fn status(&self) -> SaveStatus {
+        match self {
+            PendingHandle::Full(h) => h.status(),
+            PendingHandle::Delta(h) => h.status(),
+        }
+    }
 }
 
 impl SaveManager {
@@ -71,7 +101,7 @@ impl SaveManager {
     pub(crate) fn take_finished(&mut self) -> Vec<PendingSave> {
         let (finished, waiting) = std::mem::take(&mut self.pending)
             .into_iter()
-            .partition(|p| p.handle.is_finished());
+            .partition(|p| !matches!(p.handle.status(), SaveStatus::Queued | SaveStatus::Writing));
         self.pending = waiting;
         finished
     }

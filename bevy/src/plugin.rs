@@ -7,13 +7,16 @@ use bevy_app::{App, Last, Plugin, PreUpdate};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use bevy_time::Time;
-use savegame::{ManagerBuilder, SaveLoadManager};
+use savegame::{ManagerBuilder, SaveLoadManager, SlotId};
 
+use crate::entry::SaveRegistry;
 use crate::error::SaveError;
-use crate::events::{LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, report_save_failed};
+use crate::events::{
+    LoadFailed, Loaded, SaveCommand, SaveFailed, Saved, Written, report_save_failed,
+};
 use crate::ids::NextSaveId;
-use crate::manager::SaveManager;
-use crate::registry::SaveRegistry;
+use crate::manager::{PendingHandle, SaveManager, SaveTarget};
+use crate::tracking::{Incremental, watch_saveable};
 
 /// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
 /// report finished background saves ([`Saved`], [`SaveFailed`]) and, if asked, autosave.
@@ -81,8 +84,10 @@ impl Plugin for SavegamePlugin {
         if let Some(manager) = manager {
             app.insert_resource(SaveManager::new(manager));
         }
+        watch_saveable(app);
         app.init_resource::<SaveRegistry>()
             .init_resource::<NextSaveId>()
+            .init_resource::<Incremental>()
             .insert_resource(Autosave {
                 interval: self.autosave_every,
                 elapsed: Duration::ZERO,
@@ -98,25 +103,56 @@ impl Plugin for SavegamePlugin {
 
 /// Reports each background save that finished since the last frame, as [`Saved`] or
 /// [`SaveFailed`] (a message and an observer event). A save replaced by a newer one to the same
-/// slot before it started is not reported: the newer one is.
+/// slot before it started is not reported: the newer one is. A failed save (or a delta dropped
+/// by a save made at once through the manager) makes the slot's next incremental save a full
+/// one.
 fn report_finished_saves(world: &mut World) {
     let Some(mut manager) = world.get_resource_mut::<SaveManager>() else {
         return;
     };
     for done in manager.take_finished() {
-        match done.handle.wait() {
-            Ok(report) => {
+        let counts = done.counts.get().copied().unwrap_or_default();
+        // A full save replaced by a newer one leaves the newer one's mark; a delta dropped by
+        // a save the game made at once through the manager leaves a slot the plugin did not
+        // write.
+        let keeps_mark = matches!(done.handle, PendingHandle::Full(_));
+        let written = match done.handle {
+            PendingHandle::Full(handle) => handle.wait().map(Written::Full),
+            PendingHandle::Delta(handle) => handle.wait().map(|report| Written::Delta {
+                report: Arc::new(report),
+                entities: counts.written,
+                removed: counts.removed,
+            }),
+        };
+        let slot = match (&written, done.target) {
+            (Ok(Written::Full(report)), _) => Some(report.slot),
+            (Ok(Written::Delta { report, .. }), _) => Some(report.slot),
+            (Err(_), SaveTarget::Slot(slot)) => Some(slot),
+            (Err(_), _) => None,
+        };
+        match written {
+            Ok(written) => {
                 let saved = Saved {
-                    slot: report.slot,
-                    report,
-                    entities: done.entities,
-                    unsaved_references: done.unsaved_references,
+                    slot: slot.unwrap_or(SlotId::Quicksave),
+                    written,
+                    entities: counts.entities,
+                    unsaved_references: counts.unsaved_references,
                 };
                 world.write_message(saved.clone());
                 world.trigger(saved);
             }
-            Err(savegame::Error::Superseded) => {}
-            Err(e) => report_save_failed(world, done.target, Arc::new(SaveError::from(e))),
+            Err(e) => {
+                let superseded = matches!(e, savegame::Error::Superseded);
+                if !(superseded && keeps_mark)
+                    && let (Some(slot), Some(mut incremental)) =
+                        (slot, world.get_resource_mut::<Incremental>())
+                {
+                    incremental.forget(slot);
+                }
+                if !superseded {
+                    report_save_failed(world, done.target, Arc::new(SaveError::from_worker(e)));
+                }
+            }
         }
     }
 }

@@ -4,8 +4,11 @@
 use bevy_ecs::world::World;
 use savegame::MementoTypes;
 
-use crate::registry::SaveRegistry;
-use crate::world::{ENTITIES_ID, EntitiesMemento, HIERARCHY_ID, HierarchyMemento};
+use crate::entry::SaveRegistry;
+use crate::layout::{
+    ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
+    NextMemento, RECORD_PREFIX,
+};
 
 /// The memento type of every registered component (`component/<name>`: the column of the
 /// entities that have it) and resource (`resource/<name>`), each at the version it was
@@ -32,11 +35,19 @@ use crate::world::{ENTITIES_ID, EntitiesMemento, HIERARCHY_ID, HierarchyMemento}
 pub fn memento_types(world: &World) -> savegame::Result<MementoTypes> {
     let mut types = MementoTypes::new();
     if let Some(registry) = world.get_resource::<SaveRegistry>() {
-        for entry in registry.components.iter().chain(&registry.resources) {
-            (entry.describe)(&mut types, entry)?;
+        for entry in &registry.components {
+            (entry.describe)(&mut types, &entry.info)?;
+        }
+        for entry in &registry.resources {
+            (entry.describe)(&mut types, &entry.info)?;
         }
     }
     types.memento::<EntitiesMemento>(ENTITIES_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
     types.memento::<HierarchyMemento>(HIERARCHY_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
+    types.memento::<EntityRecord>(
+        format!("{RECORD_PREFIX}/*"),
+        savegame::format::DEFAULT_MEMENTO_VERSION,
+    )?;
+    types.memento::<NextMemento>(NEXT_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
     Ok(types)
 }

@@ -191,8 +191,10 @@ fn a_component_that_does_not_serialize_is_named_with_its_entity() {
         query.iter(world).find(|(_, f)| f.0 == 13).unwrap().0
     };
     app.world_mut().commands().save(SlotId::Numbered(2));
+    // The values are copied in the frame and serialized on the worker: the failure is
+    // reported in a later frame, and nothing is written.
     app.update();
-    // The capture failed in the frame: reported at once, nothing queued.
+    settle(&mut app);
     let failed = drain::<SaveFailed>(&mut app);
     assert_eq!(failed.len(), 1);
     match &*failed[0].error {
@@ -212,4 +214,46 @@ fn a_component_that_does_not_serialize_is_named_with_its_entity() {
     settle(&mut app);
     assert!(drain::<Saved>(&mut app).is_empty());
     assert!(!dir.path().join(SlotId::Numbered(2).file_name()).exists());
+}
+
+#[test]
+fn two_entities_with_one_save_id_fail_the_save_and_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let world = app.world_mut();
+    let first = world
+        .spawn((
+            Saveable,
+            savegame_bevy::SaveId::new(7).unwrap(),
+            Label("a".into()),
+        ))
+        .id();
+    let second = world
+        .spawn((
+            Saveable,
+            savegame_bevy::SaveId::new(7).unwrap(),
+            Label("b".into()),
+        ))
+        .id();
+    app.world_mut().commands().save(SlotId::Numbered(5));
+    app.update();
+    settle(&mut app);
+    let failed = drain::<SaveFailed>(&mut app);
+    assert_eq!(failed.len(), 1);
+    match &*failed[0].error {
+        SaveError::DuplicateSaveId {
+            id,
+            first: a,
+            second: b,
+        } => {
+            assert_eq!(*id, 7);
+            let mut named = [*a, *b];
+            named.sort();
+            let mut expected = [first, second];
+            expected.sort();
+            assert_eq!(named, expected);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(!dir.path().join(SlotId::Numbered(5).file_name()).exists());
 }

@@ -25,16 +25,24 @@ fn the_registered_types_and_the_plugins_own_mementos_are_listed() {
         .iter()
         .map(|t| (t.id().to_owned(), t.version()))
         .collect();
+    // Each component as a full save's column and as a delta's per-entity value.
     let expect = [
         "component/Health",
+        "component/Health/*",
         "component/Position",
+        "component/Position/*",
         "component/Name",
+        "component/Name/*",
         "component/Hunting",
+        "component/Hunting/*",
         "component/Hero",
+        "component/Hero/*",
         "resource/Turn",
         "resource/Gold",
         "bevy/entities",
         "bevy/hierarchy",
+        "bevy/entity/*",
+        "bevy/next",
     ];
     assert_eq!(ids, expect.map(|id| (id.to_owned(), Some(1))).to_vec());
 }
@@ -42,7 +50,7 @@ fn the_registered_types_and_the_plugins_own_mementos_are_listed() {
 #[test]
 fn every_registered_type_matches_its_committed_schema() {
     let report = guard().check_types(&types()).unwrap();
-    assert_eq!(report.checked, 9);
+    assert_eq!(report.checked, 16);
 }
 
 /// `Health` as version 1 of the game had it (`Hp { current }`), under today's name: what the
@@ -68,11 +76,18 @@ fn a_component_that_changes_shape_without_a_version_fails() {
     let failure = guard().write_files(false).check_types(&types).unwrap_err();
     let text = failure.to_string();
     assert!(
-        matches!(failure.problems[..], [Problem::Changed { .. }]),
+        matches!(
+            failure.problems[..],
+            [Problem::Changed { .. }, Problem::Changed { .. }]
+        ),
         "{text}"
     );
     assert!(
         text.contains("/component~1Health/values/*/max: removed (u32)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("memento \"component/Health/*\" changed shape"),
         "{text}"
     );
 }

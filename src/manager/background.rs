@@ -1,40 +1,27 @@
-//! Background saves: one plain worker thread, fed by a queue, that encodes, seals and writes
-//! the snapshots the game thread captured.
+//! Background saves: the handles a game polls ([`SaveHandle`], [`SaveStatus`]), and the
+//! manager's methods that queue full saves and deltas on its worker thread
+//! ([`worker`](super::worker)), from a snapshot the game captured or from a closure that makes
+//! it on the worker.
 //!
-//! The queue is a channel with one twist: a save to a target that already has a save waiting
-//! (not yet started) replaces it, since the newest state wins. Saves to one target are written
-//! in the order they were made. The thread starts with the first background save and stops when
-//! the manager is dropped, after writing everything queued.
+//! **Deltas build on what was queued before them.** A delta holds what changed since the save
+//! before it; if that save or delta failed, the delta would put later changes on a slot that
+//! lacks earlier ones. So when a background save or delta to a slot fails, the slot takes no
+//! delta until a full save of it lands: the deltas already queued behind the failure, and any
+//! made after it, fail with [`Error::FullSaveNeeded`], and the slot loads as it was before
+//! the failure.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
 
+use super::SaveLoadManager;
 use super::engine::Engine;
 use super::locks::lock;
-use super::report::SaveReport;
+use super::report::{DeltaReport, SaveReport};
+use super::worker::{Job, Kind, Target, Worker};
 use crate::error::{Error, Result};
 use crate::slot::SlotId;
 use crate::snapshot::Snapshot;
-
-/// Where a background save goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Target {
-    Slot(SlotId),
-    /// The autosave rotation; the slot is picked when the save is written.
-    Autosave,
-}
-
-impl Target {
-    /// Could a save to this target write `slot`?
-    fn may_write(self, slot: SlotId) -> bool {
-        match self {
-            Target::Slot(s) => s == slot,
-            Target::Autosave => matches!(slot, SlotId::Autosave(_)),
-        }
-    }
-}
 
 /// Where a background save stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,35 +29,38 @@ impl Target {
 pub enum SaveStatus {
     /// Waiting for the worker.
     Queued,
-    /// Being encoded, sealed and written.
+    /// Being made, encoded, sealed and written.
     Writing,
-    /// Written: on disk, as by [`SaveLoadManager::save`](crate::SaveLoadManager::save).
+    /// Written: on disk, as by [`SaveLoadManager::save`] (or, for a background incremental
+    /// save, appended as by [`save_incremental`](SaveLoadManager::save_incremental)).
     Saved,
     /// Failed; [`SaveHandle::wait`] gives the error. The previous save is intact.
     Failed,
-    /// A newer save to the same slot replaced this one before it started.
+    /// A newer save to the same slot replaced this one before it started (a save made with a
+    /// closure is then dropped without its closure being run).
     Superseded,
 }
 
 #[derive(Debug)]
-enum HandleState {
+enum HandleState<R> {
     Queued,
     Writing,
     /// The outcome, until [`SaveHandle::wait`] takes it.
-    Finished(Option<Result<SaveReport>>),
+    Finished(Option<Result<R>>),
     Superseded,
 }
 
 #[derive(Debug)]
-struct Shared {
-    state: Mutex<(HandleState, bool)>,
+struct Shared<R> {
+    /// The state, and whether the handle was dropped.
+    state: Mutex<(HandleState<R>, bool)>,
     changed: Condvar,
-    /// Errors of saves whose handle was dropped unread, for [`Worker::flush`].
+    /// Errors of saves whose handle was dropped unread, for [`SaveLoadManager::flush`].
     unclaimed: Arc<Mutex<Vec<Error>>>,
 }
 
-impl Shared {
-    fn set(&self, new: HandleState) {
+impl<R> Shared<R> {
+    fn set(&self, new: HandleState<R>) {
         let mut state = lock(&self.state);
         let abandoned = state.1;
         match new {
@@ -86,14 +76,20 @@ impl Shared {
 
 /// A save running in the background: poll it with [`status`](Self::status), or block on it
 /// with [`wait`](Self::wait). Dropping it does not cancel the save; if that save then fails,
-/// its error is kept for [`SaveLoadManager::flush`](crate::SaveLoadManager::flush).
+/// its error is kept for [`SaveLoadManager::flush`].
+///
+/// `R` is what the save reports when it is done: a [`SaveReport`] for a full save (the
+/// default), a [`DeltaReport`] for a background incremental save
+/// ([`save_incremental_in_background`](SaveLoadManager::save_incremental_in_background)), a
+/// [`ChangesReport`](crate::ChangesReport) for a state's
+/// ([`save_state_incremental_in_background`](SaveLoadManager::save_state_incremental_in_background)).
 #[derive(Debug)]
 #[must_use = "a background save's errors are only seen through its handle or flush()"]
-pub struct SaveHandle {
-    shared: Arc<Shared>,
+pub struct SaveHandle<R = SaveReport> {
+    shared: Arc<Shared<R>>,
 }
 
-impl SaveHandle {
+impl<R> SaveHandle<R> {
     fn new(unclaimed: &Arc<Mutex<Vec<Error>>>) -> Self {
         SaveHandle {
             shared: Arc::new(Shared {
@@ -102,14 +98,6 @@ impl SaveHandle {
                 unclaimed: Arc::clone(unclaimed),
             }),
         }
-    }
-
-    /// A handle whose save already finished (when no worker thread could be started, the save
-    /// ran on the calling thread).
-    fn finished(unclaimed: &Arc<Mutex<Vec<Error>>>, result: Result<SaveReport>) -> Self {
-        let handle = Self::new(unclaimed);
-        handle.shared.set(HandleState::Finished(Some(result)));
-        handle
     }
 
     /// Where the save stands, without waiting.
@@ -130,14 +118,18 @@ impl SaveHandle {
         !matches!(self.status(), SaveStatus::Queued | SaveStatus::Writing)
     }
 
-    /// Waits for the save and returns what [`SaveLoadManager::save`](crate::SaveLoadManager::save)
-    /// would have.
+    /// Waits for the save and returns what [`SaveLoadManager::save`] (or, for a delta,
+    /// [`save_incremental`](SaveLoadManager::save_incremental)) would have.
     ///
     /// # Errors
-    /// The save's own error, the same as a [`save`](crate::SaveLoadManager::save) would give;
-    /// [`Error::Superseded`] when a newer save to the same slot replaced this one before it
-    /// started (the newer save's handle has its outcome).
-    pub fn wait(self) -> Result<SaveReport> {
+    /// The save's own error, the same as a [`save`](SaveLoadManager::save) would give; the
+    /// error of the closure that was to make the snapshot
+    /// ([`save_in_background_with`](SaveLoadManager::save_in_background_with)), and
+    /// [`Error::BackgroundPanic`] when it panicked; [`Error::FullSaveNeeded`] for a delta
+    /// behind a failed save or delta of its slot; [`Error::Superseded`] when a newer save to
+    /// the same slot replaced this one before it started (the newer save's handle has its
+    /// outcome).
+    pub fn wait(self) -> Result<R> {
         let mut state = lock(&self.shared.state);
         loop {
             match &mut state.0 {
@@ -157,7 +149,7 @@ impl SaveHandle {
     }
 }
 
-impl Drop for SaveHandle {
+impl<R> Drop for SaveHandle<R> {
     fn drop(&mut self) {
         let mut state = lock(&self.shared.state);
         state.1 = true;
@@ -169,194 +161,36 @@ impl Drop for SaveHandle {
     }
 }
 
-struct Job {
-    target: Target,
-    snapshot: Snapshot,
-    handle: Arc<Shared>,
+/// A job whose outcome goes to a [`SaveHandle`]: what the queue runs.
+struct Task<R, F> {
+    shared: Arc<Shared<R>>,
+    run: F,
 }
 
-#[derive(Default)]
-struct QueueState {
-    jobs: VecDeque<Job>,
-    running: Option<Target>,
-    shutdown: bool,
-}
+impl<R, F> Job for Task<R, F>
+where
+    R: Send + 'static,
+    F: FnOnce(&Engine) -> Result<R> + Send + 'static,
+{
+    fn start(&self) {
+        self.shared.set(HandleState::Writing);
+    }
 
-#[derive(Default)]
-struct Queue {
-    state: Mutex<QueueState>,
-    changed: Condvar,
-}
+    fn run(self: Box<Self>, engine: &Engine) {
+        let Task { shared, run } = *self;
+        shared.set(HandleState::Finished(Some(guarded(|| run(engine)))));
+    }
 
-impl Queue {
-    fn wait_while(&self, mut busy: impl FnMut(&QueueState) -> bool) {
-        let mut state = lock(&self.state);
-        while busy(&state) {
-            state = self
-                .changed
-                .wait(state)
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-        }
+    fn superseded(self: Box<Self>) {
+        self.shared.set(HandleState::Superseded);
     }
 }
 
-/// The worker thread and its queue.
-pub(super) struct Worker {
-    queue: Arc<Queue>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    unclaimed: Arc<Mutex<Vec<Error>>>,
-}
-
-impl std::fmt::Debug for Worker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = lock(&self.queue.state);
-        f.debug_struct("Worker")
-            .field("queued", &state.jobs.len())
-            .field("running", &state.running)
-            .finish()
-    }
-}
-
-impl Worker {
-    pub(super) fn new() -> Self {
-        Worker {
-            queue: Arc::default(),
-            thread: Mutex::new(None),
-            unclaimed: Arc::default(),
-        }
-    }
-
-    /// Queues a save; a save waiting for the same target is replaced.
-    pub(super) fn submit(
-        &self,
-        engine: &Arc<Engine>,
-        target: Target,
-        snapshot: Snapshot,
-    ) -> SaveHandle {
-        if !self.ensure_thread(engine) {
-            // No thread could be started: save here rather than not at all.
-            let result = run(engine, target, &snapshot);
-            return SaveHandle::finished(&self.unclaimed, result);
-        }
-        let handle = SaveHandle::new(&self.unclaimed);
-        let mut state = lock(&self.queue.state);
-        if let Some(job) = state.jobs.iter_mut().find(|j| j.target == target) {
-            job.handle.set(HandleState::Superseded);
-            job.snapshot = snapshot;
-            job.handle = Arc::clone(&handle.shared);
-        } else {
-            state.jobs.push_back(Job {
-                target,
-                snapshot,
-                handle: Arc::clone(&handle.shared),
-            });
-        }
-        self.queue.changed.notify_all();
-        handle
-    }
-
-    /// Drops a waiting save that could write `slot`: a save the game makes now is newer.
-    pub(super) fn supersede(&self, slot: SlotId) {
-        let mut state = lock(&self.queue.state);
-        state.jobs.retain(|job| {
-            let stale = job.target.may_write(slot) && job.target != Target::Autosave;
-            if stale {
-                job.handle.set(HandleState::Superseded);
-            }
-            !stale
-        });
-    }
-
-    /// Waits until no save that could write `slot` is queued or running.
-    pub(super) fn wait_for(&self, slot: SlotId) {
-        self.queue.wait_while(|state| {
-            state.running.is_some_and(|t| t.may_write(slot))
-                || state.jobs.iter().any(|j| j.target.may_write(slot))
-        });
-    }
-
-    /// Waits until every queued save is written; returns the errors of those whose handles
-    /// were dropped unread.
-    pub(super) fn flush(&self) -> Vec<Error> {
-        self.queue
-            .wait_while(|state| state.running.is_some() || !state.jobs.is_empty());
-        std::mem::take(&mut *lock(&self.unclaimed))
-    }
-
-    /// Starts the thread if it is not running; `false` if it cannot be started. On
-    /// wasm32-unknown-unknown (a browser) std has no threads at all, so none is tried: every
-    /// background save runs synchronously in [`submit`](Self::submit).
-    fn ensure_thread(&self, engine: &Arc<Engine>) -> bool {
-        if cfg!(all(target_arch = "wasm32", target_os = "unknown")) {
-            return false;
-        }
-        let mut thread = lock(&self.thread);
-        if thread.is_some() {
-            return true;
-        }
-        let (engine, queue) = (Arc::clone(engine), Arc::clone(&self.queue));
-        match std::thread::Builder::new()
-            .name("savegame-worker".into())
-            .spawn(move || work(&engine, &queue))
-        {
-            Ok(handle) => {
-                *thread = Some(handle);
-                true
-            }
-            Err(_) => false,
-        }
-    }
-
-    /// Writes everything queued, then stops the thread.
-    pub(super) fn shutdown(&self) {
-        lock(&self.queue.state).shutdown = true;
-        self.queue.changed.notify_all();
-        if let Some(thread) = lock(&self.thread).take() {
-            // The worker catches panics from the saves it runs; a join error cannot happen.
-            let _ = thread.join();
-        }
-    }
-}
-
-/// The worker thread's loop.
-fn work(engine: &Arc<Engine>, queue: &Queue) {
-    loop {
-        let job = {
-            let mut state = lock(&queue.state);
-            while state.jobs.is_empty() && !state.shutdown {
-                state = queue
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-            }
-            let Some(job) = state.jobs.pop_front() else {
-                return;
-            };
-            state.running = Some(job.target);
-            job.handle.set(HandleState::Writing);
-            job
-        };
-        let Job {
-            target,
-            snapshot,
-            handle,
-        } = job;
-        let result = run(engine, target, &snapshot);
-        drop(snapshot);
-        let mut state = lock(&queue.state);
-        state.running = None;
-        handle.set(HandleState::Finished(Some(result)));
-        queue.changed.notify_all();
-    }
-}
-
-/// One save, with a panic in user code (a memento's `Serialize`) turned into an error.
-fn run(engine: &Engine, target: Target, snapshot: &Snapshot) -> Result<SaveReport> {
-    let save = AssertUnwindSafe(|| match target {
-        Target::Slot(slot) => engine.save(slot, snapshot),
-        Target::Autosave => engine.autosave(snapshot),
-    });
-    std::panic::catch_unwind(save).unwrap_or_else(|panic| {
+/// Runs `job`, with a panic in the code it runs (the closure that makes the snapshot, a
+/// memento's `Serialize`) turned into [`Error::BackgroundPanic`], so that the worker lives on.
+/// What `job` made (a snapshot, a closure's state) is dropped inside the guard too.
+fn guarded<R>(job: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|panic| {
         let message = panic
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -364,4 +198,294 @@ fn run(engine: &Engine, target: Target, snapshot: &Snapshot) -> Result<SaveRepor
             .unwrap_or_else(|| "no message".to_owned());
         Err(Error::BackgroundPanic { message })
     })
+}
+
+/// The slots whose journal must not take a delta until a full save lands: a background save or
+/// delta to them failed, and the deltas made after it were made on top of it.
+#[derive(Debug, Default)]
+struct Gaps(Mutex<HashMap<SlotId, String>>);
+
+impl Gaps {
+    fn check(&self, slot: SlotId) -> Result<()> {
+        match lock(&self.0).get(&slot) {
+            Some(reason) => Err(Error::FullSaveNeeded {
+                slot,
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn failed(&self, slot: SlotId, what: &str, e: &Error) {
+        let reason = format!("a background {what} to it failed ({e}), and deltas build on it");
+        lock(&self.0).entry(slot).or_insert(reason);
+    }
+
+    fn clear(&self, slot: SlotId) {
+        lock(&self.0).remove(&slot);
+    }
+}
+
+/// The manager's background machinery: its worker, the errors nobody read, and the slots that
+/// need a full save before a delta.
+#[derive(Debug)]
+pub(super) struct Background {
+    worker: Worker,
+    unclaimed: Arc<Mutex<Vec<Error>>>,
+    gaps: Arc<Gaps>,
+}
+
+impl Background {
+    pub(super) fn new() -> Self {
+        Background {
+            worker: Worker::new(),
+            unclaimed: Arc::default(),
+            gaps: Arc::default(),
+        }
+    }
+
+    /// See [`Worker::supersede`].
+    pub(super) fn supersede(&self, slot: SlotId) {
+        self.worker.supersede(slot);
+    }
+
+    /// See [`Worker::wait_for`].
+    pub(super) fn wait_for(&self, slot: SlotId) {
+        self.worker.wait_for(slot);
+    }
+
+    /// A full save of `slot` landed (made at once, or by the worker): deltas may follow again.
+    pub(super) fn saved(&self, slot: SlotId) {
+        self.gaps.clear(slot);
+    }
+
+    /// Refuses a delta to `slot` while a failed background save or delta lies under it.
+    pub(super) fn check_delta(&self, slot: SlotId) -> Result<()> {
+        self.gaps.check(slot)
+    }
+
+    /// Runs every queued job, then stops the worker.
+    pub(super) fn shutdown(&self) {
+        self.worker.shutdown();
+    }
+
+    fn handle<R>(&self) -> SaveHandle<R> {
+        SaveHandle::new(&self.unclaimed)
+    }
+
+    /// A handle already finished with `result` (a job that failed before it could be queued).
+    pub(super) fn finished<R>(&self, result: Result<R>) -> SaveHandle<R> {
+        let handle = self.handle();
+        handle.shared.set(HandleState::Finished(Some(result)));
+        handle
+    }
+
+    /// Queues a full save that `run` makes and writes; `slot_of` says which slot it wrote.
+    pub(super) fn full<R: Send + 'static>(
+        &self,
+        engine: &Arc<Engine>,
+        target: Target,
+        slot_of: fn(&R) -> SlotId,
+        run: impl FnOnce(&Engine) -> Result<R> + Send + 'static,
+    ) -> SaveHandle<R> {
+        let handle = self.handle();
+        let gaps = Arc::clone(&self.gaps);
+        let run = move |engine: &Engine| {
+            let result = guarded(|| run(engine));
+            match (&result, target) {
+                (Ok(report), _) => gaps.clear(slot_of(report)),
+                (Err(e), Target::Slot(slot)) => gaps.failed(slot, "save", e),
+                // The rotation's slot is picked as it is written: no delta follows it.
+                (Err(_), Target::Autosave) => {}
+            }
+            result
+        };
+        let task = Task {
+            shared: Arc::clone(&handle.shared),
+            run,
+        };
+        self.worker
+            .submit(engine, target, Kind::Full, Box::new(task));
+        handle
+    }
+
+    /// Queues a delta to `slot` that `run` makes and appends; it fails at once, unrun, while a
+    /// failed save or delta lies under it.
+    pub(super) fn delta<R: Send + 'static>(
+        &self,
+        engine: &Arc<Engine>,
+        slot: SlotId,
+        run: impl FnOnce(&Engine) -> Result<R> + Send + 'static,
+    ) -> SaveHandle<R> {
+        let handle = self.handle();
+        let gaps = Arc::clone(&self.gaps);
+        let run = move |engine: &Engine| {
+            gaps.check(slot)?;
+            let result = guarded(|| run(engine));
+            if let Err(e) = &result {
+                gaps.failed(slot, "delta", e);
+            }
+            result
+        };
+        let task = Task {
+            shared: Arc::clone(&handle.shared),
+            run,
+        };
+        self.worker
+            .submit(engine, Target::Slot(slot), Kind::Delta, Box::new(task));
+        handle
+    }
+
+    /// Waits for every job; returns the errors of those whose handles were dropped unread.
+    pub(super) fn flush(&self) -> Vec<Error> {
+        self.worker.flush();
+        std::mem::take(&mut *lock(&self.unclaimed))
+    }
+}
+
+fn slot_of_report(report: &SaveReport) -> SlotId {
+    report.slot
+}
+
+/// A snapshot made by a closure, its panics caught by the job that runs it.
+type Make = Box<dyn FnOnce() -> Result<Snapshot> + Send>;
+
+impl SaveLoadManager {
+    /// Queues `snapshot` to be saved to `slot` by the manager's worker thread, and returns at
+    /// once. Capture the snapshot on the game thread as usual; encoding, sealing and the
+    /// fsync'd write happen on the worker.
+    ///
+    /// Saves queued for one slot are written in order. A save to a slot that already has a
+    /// save waiting (not yet started) replaces it: the newest state wins, and the replaced
+    /// save's handle reports [`SaveStatus::Superseded`]. [`flush`](Self::flush) waits for
+    /// everything queued, and so does dropping the manager. A failed background save leaves
+    /// the previous save intact, exactly as [`save`](Self::save) does, and the slot then takes
+    /// no delta until a full save lands (see
+    /// [`save_incremental_in_background`](Self::save_incremental_in_background)).
+    ///
+    /// **Where there are no threads** (`wasm32-unknown-unknown`: a browser) this is
+    /// synchronous: the save is encoded, sealed and written inside this call, on the calling
+    /// thread, and the handle comes back already finished. The frame then pays the whole save,
+    /// as for [`save`](Self::save). (A browser game that must not block the page while the
+    /// bytes are stored uses the `savegame-web` crate, whose IndexedDB saves are async.)
+    pub fn save_in_background(&self, slot: SlotId, snapshot: Snapshot) -> SaveHandle {
+        self.background
+            .full(&self.engine, Target::Slot(slot), slot_of_report, move |e| {
+                e.save(slot, &snapshot)
+            })
+    }
+
+    /// [`save_in_background`](Self::save_in_background) of a snapshot that `make` builds on
+    /// the worker thread: the game thread pays only for what it moves into the closure (a copy
+    /// of the game's values, say), and the capture runs beside the game.
+    ///
+    /// The save is ordered and superseded as `save_in_background`'s is. A save superseded
+    /// before it starts is dropped without `make` being run. When `make` returns an error, or
+    /// panics ([`Error::BackgroundPanic`]), nothing is written, the handle reports
+    /// [`SaveStatus::Failed`] with that error, the previous save is intact, and the worker goes
+    /// on with the saves queued after it. `make` must not wait on this manager's background
+    /// saves (a [`load`](Self::load) or [`flush`](Self::flush) from inside it never returns).
+    /// Where there are no threads, `make` runs and the save is written inside this call.
+    ///
+    /// ```
+    /// use savegame::{SaveLoadManager, SlotId};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let manager = SaveLoadManager::builder().directory(dir.path()).build()?;
+    /// let mut snapshot = manager.snapshot();
+    /// let score = 1200u32; // a copy of the game's state, moved to the worker
+    /// let handle = manager.save_in_background_with(SlotId::Numbered(1), move || {
+    ///     snapshot.capture_memento("score", &score)?;
+    ///     Ok(snapshot)
+    /// });
+    /// handle.wait()?;
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    pub fn save_in_background_with(
+        &self,
+        slot: SlotId,
+        make: impl FnOnce() -> Result<Snapshot> + Send + 'static,
+    ) -> SaveHandle {
+        let make: Make = Box::new(make);
+        self.background
+            .full(&self.engine, Target::Slot(slot), slot_of_report, move |e| {
+                e.save(slot, &make()?)
+            })
+    }
+
+    /// [`autosave`](Self::autosave) on the worker thread: returns at once, like
+    /// [`save_in_background`](Self::save_in_background). A newer autosave replaces one that
+    /// has not started. Synchronous where there are no threads, as `save_in_background` is.
+    pub fn autosave_in_background(&self, snapshot: Snapshot) -> SaveHandle {
+        self.background
+            .full(&self.engine, Target::Autosave, slot_of_report, move |e| {
+                e.autosave(&snapshot)
+            })
+    }
+
+    /// [`autosave_in_background`](Self::autosave_in_background) of a snapshot that `make`
+    /// builds on the worker thread, with the semantics of
+    /// [`save_in_background_with`](Self::save_in_background_with): a superseded autosave's
+    /// `make` is never run, and its error or panic fails only its own handle.
+    pub fn autosave_in_background_with(
+        &self,
+        make: impl FnOnce() -> Result<Snapshot> + Send + 'static,
+    ) -> SaveHandle {
+        let make: Make = Box::new(make);
+        self.background
+            .full(&self.engine, Target::Autosave, slot_of_report, move |e| {
+                e.autosave(&make()?)
+            })
+    }
+
+    /// [`save_incremental`](Self::save_incremental) on the worker thread: returns at once
+    /// with a handle whose [`wait`](SaveHandle::wait) gives the [`DeltaReport`]. The game
+    /// thread pays only for capturing the changed mementos into `changes` (a capture clones;
+    /// the encoding happens on the worker); encoding, sealing, the fsync'd append and any
+    /// compaction happen on the worker.
+    ///
+    /// A queued delta is never replaced by a newer one: deltas accumulate, each appended in
+    /// turn, and a background full save queued for the slot after a delta runs after it. A
+    /// [`save`](Self::save) made at once supersedes the deltas queued for the slot (its full
+    /// state is newer than theirs), and a [`save_incremental`](Self::save_incremental) made at
+    /// once waits for them, so that the journal keeps the order the game made its changes in.
+    ///
+    /// **A failed background save or delta stops the deltas behind it.** Each delta holds
+    /// what changed since the save before it, so none is appended over a gap: when a
+    /// background save or delta to the slot fails, the deltas queued behind it, and every
+    /// delta to the slot made after it (in the background or at once), fail with
+    /// [`Error::FullSaveNeeded`] until a full save of the slot lands. The slot loads as it was
+    /// before the failure. Synchronous where there are no threads, as `save_in_background` is.
+    pub fn save_incremental_in_background(
+        &self,
+        slot: SlotId,
+        changes: Snapshot,
+    ) -> SaveHandle<DeltaReport> {
+        self.background.delta(&self.engine, slot, move |e| {
+            e.save_incremental(slot, &changes)
+        })
+    }
+
+    /// [`save_incremental_in_background`](Self::save_incremental_in_background) of changes
+    /// that `make` builds on the worker thread (from copies of the changed values the game
+    /// moved into it), with the ordering and failures of `save_incremental_in_background` and
+    /// the closure's errors and panics of
+    /// [`save_in_background_with`](Self::save_in_background_with). A delta is never
+    /// superseded by another, so `make` runs unless a full save made at once drops it first.
+    pub fn save_incremental_in_background_with(
+        &self,
+        slot: SlotId,
+        make: impl FnOnce() -> Result<Snapshot> + Send + 'static,
+    ) -> SaveHandle<DeltaReport> {
+        let make: Make = Box::new(make);
+        self.background.delta(&self.engine, slot, move |e| {
+            e.save_incremental(slot, &make()?)
+        })
+    }
+
+    /// Waits until every background save has been written. Returns the errors of background
+    /// saves whose handles were dropped without being waited on (the others are in their
+    /// handles), so no failure goes unseen.
+    pub fn flush(&self) -> Vec<Error> {
+        self.background.flush()
+    }
 }

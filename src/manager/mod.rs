@@ -15,12 +15,13 @@ mod store;
 mod sync;
 mod tracking;
 mod verified;
+mod worker;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use background::Background;
 pub use background::{SaveHandle, SaveStatus};
-use background::{Target, Worker};
 use engine::Engine;
 use files::Files;
 use journal::Journals;
@@ -317,8 +318,8 @@ impl ManagerBuilder {
                 autosave_lock: Mutex::default(),
                 verified: Default::default(),
             }),
-            worker: Worker::new(),
-            baselines: tracking::Baselines::default(),
+            background: Background::new(),
+            baselines: Arc::default(),
         })
     }
 }
@@ -332,7 +333,10 @@ impl ManagerBuilder {
 /// |---|---|---|
 /// | save now (a menu, a checkpoint) | [`save`](Self::save) | capture, encoding, sealing, the fsync'd write |
 /// | save without a stall | [`save_in_background`](Self::save_in_background) | capture and a hand-off; a worker thread does the rest |
+/// | save with only a copy on the game thread | [`save_in_background_with`](Self::save_in_background_with) | what it moves into the closure; the worker captures |
 /// | save what changed in a big world | [`save_incremental`](Self::save_incremental) | capture of the changed mementos, encoding them, an fsync'd append |
+/// | append what changed, without a stall | [`save_incremental_in_background`](Self::save_incremental_in_background), [`save_incremental_in_background_with`](Self::save_incremental_in_background_with) | capture of the changed mementos (or what it moves into the closure) and a hand-off |
+/// | append a state's dirty members, without a stall | [`save_state_incremental_in_background`](Self::save_state_incremental_in_background) | a clone of each member the game marked dirty, and a hand-off |
 /// | autosave | [`autosave`](Self::autosave), [`autosave_in_background`](Self::autosave_in_background) | as above; the rotation's oldest slot is reused |
 /// | quicksave | [`save`](Self::save) to [`SlotId::Quicksave`] | as for `save` |
 ///
@@ -359,9 +363,10 @@ impl ManagerBuilder {
 #[derive(Debug)]
 pub struct SaveLoadManager {
     engine: Arc<Engine>,
-    worker: Worker,
-    /// What each slot holds, for the dirty tracking of `save_state_incremental`.
-    baselines: tracking::Baselines,
+    background: Background,
+    /// What each slot holds, for the dirty tracking of `save_state_incremental` (shared with
+    /// the worker, which keeps it for background incremental state saves).
+    baselines: Arc<tracking::Baselines>,
 }
 
 impl SaveLoadManager {
@@ -456,7 +461,8 @@ impl SaveLoadManager {
     /// refused. A previous file at an older schema version (a save that was loaded and
     /// migrated) is first kept, byte for byte, as `<slot file>.v<old version>.bak`. The slot's
     /// journal of incremental saves, if any, ends: this save is its new base. A background save
-    /// to the same slot that has not started yet is dropped, as older.
+    /// or delta to the same slot that has not started yet is dropped, as older, and one the
+    /// worker is running is waited for, so that it never lands after this save.
     ///
     /// # Errors
     /// [`Error::NewerSchema`] or [`Error::UnsupportedFormat`] when the slot holds a newer save;
@@ -464,28 +470,10 @@ impl SaveLoadManager {
     /// captured memento cannot be encoded; [`Error::Io`] when writing fails (the previous save
     /// is then intact).
     pub fn save(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
-        self.worker.supersede(slot);
-        self.engine.save(slot, snapshot)
-    }
-
-    /// Queues `snapshot` to be saved to `slot` by the manager's worker thread, and returns at
-    /// once. Capture the snapshot on the game thread as usual; encoding, sealing and the
-    /// fsync'd write happen on the worker.
-    ///
-    /// Saves queued for one slot are written in order. A save to a slot that already has a
-    /// save waiting (not yet started) replaces it: the newest state wins, and the replaced
-    /// save's handle reports [`SaveStatus::Superseded`]. [`flush`](Self::flush) waits for
-    /// everything queued, and so does dropping the manager. A failed background save leaves
-    /// the previous save intact, exactly as [`save`](Self::save) does.
-    ///
-    /// **Where there are no threads** (`wasm32-unknown-unknown`: a browser) this is
-    /// synchronous: the save is encoded, sealed and written inside this call, on the calling
-    /// thread, and the handle comes back already finished. The frame then pays the whole save,
-    /// as for [`save`](Self::save). (A browser game that must not block the page while the
-    /// bytes are stored uses the `savegame-web` crate, whose IndexedDB saves are async.)
-    pub fn save_in_background(&self, slot: SlotId, snapshot: Snapshot) -> SaveHandle {
-        self.worker
-            .submit(&self.engine, Target::Slot(slot), snapshot)
+        self.background.supersede(slot);
+        let report = self.engine.save(slot, snapshot)?;
+        self.background.saved(slot);
+        Ok(report)
     }
 
     /// Appends the mementos in `changes` (and the deletions marked with
@@ -506,10 +494,13 @@ impl SaveLoadManager {
     ///
     /// # Errors
     /// [`Error::SlotEmpty`] when the slot has no full save yet; [`Error::FullSaveNeeded`] when
-    /// its full save is damaged or at an older schema version (after a migration); as for
+    /// its full save is damaged or at an older schema version (after a migration), or when a
+    /// background save or delta to it failed since its last full save (see
+    /// [`save_incremental_in_background`](Self::save_incremental_in_background)); as for
     /// [`save`](Self::save) otherwise.
     pub fn save_incremental(&self, slot: SlotId, changes: &Snapshot) -> Result<DeltaReport> {
-        self.worker.wait_for(slot);
+        self.background.wait_for(slot);
+        self.background.check_delta(slot)?;
         self.engine.save_incremental(slot, changes)
     }
 
@@ -518,7 +509,7 @@ impl SaveLoadManager {
     /// # Errors
     /// As for [`load`](Self::load) and [`save`](Self::save).
     pub fn compact(&self, slot: SlotId) -> Result<SaveReport> {
-        self.worker.wait_for(slot);
+        self.background.wait_for(slot);
         self.engine.compact(slot)
     }
 
@@ -530,21 +521,9 @@ impl SaveLoadManager {
     /// As for [`save`](Self::save); [`Error::NewerSchema`] when every autosave slot holds a
     /// newer save.
     pub fn autosave(&self, snapshot: &Snapshot) -> Result<SaveReport> {
-        self.engine.autosave(snapshot)
-    }
-
-    /// [`autosave`](Self::autosave) on the worker thread: returns at once, like
-    /// [`save_in_background`](Self::save_in_background). A newer autosave replaces one that
-    /// has not started. Synchronous where there are no threads, as `save_in_background` is.
-    pub fn autosave_in_background(&self, snapshot: Snapshot) -> SaveHandle {
-        self.worker.submit(&self.engine, Target::Autosave, snapshot)
-    }
-
-    /// Waits until every background save has been written. Returns the errors of background
-    /// saves whose handles were dropped without being waited on (the others are in their
-    /// handles), so no failure goes unseen.
-    pub fn flush(&self) -> Vec<Error> {
-        self.worker.flush()
+        let report = self.engine.autosave(snapshot)?;
+        self.background.saved(report.slot);
+        Ok(report)
     }
 
     /// Loads the save in `slot`: its base file and its journal of incremental saves.
@@ -564,7 +543,7 @@ impl SaveLoadManager {
     /// [`Error::AllCopiesDamaged`] when every copy is damaged; [`Error::Migration`] or
     /// [`Error::NoMigrationPath`] when an older save cannot be migrated.
     pub fn load(&self, slot: SlotId) -> Result<Loaded> {
-        self.worker.wait_for(slot);
+        self.background.wait_for(slot);
         self.engine.load(slot)
     }
 
@@ -619,8 +598,10 @@ impl SaveLoadManager {
     /// # Errors
     /// [`Error::Io`] when a file cannot be removed.
     pub fn delete(&self, slot: SlotId) -> Result<bool> {
-        self.worker.wait_for(slot);
-        self.engine.delete(slot)
+        self.background.wait_for(slot);
+        let deleted = self.engine.delete(slot)?;
+        self.background.saved(slot);
+        Ok(deleted)
     }
 
     /// Copies the save in `from` to `to` (loading it, with backup fallback and deltas, and
@@ -704,9 +685,78 @@ impl SaveLoadManager {
     }
 }
 
+impl SaveLoadManager {
+    /// Saves the members of `state` that the game marked `dirty` since its last save of
+    /// `slot`, in the background: the game thread captures only those (a
+    /// [`Registry`](crate::Registry) clones each dirty member's memento; see
+    /// [`SaveState::capture_members`](crate::SaveState::capture_members) for other states),
+    /// and the worker encodes them, fingerprints them, leaves out those whose bytes the slot
+    /// already has, and appends the rest as one delta, with the dirty ids the state no longer
+    /// has as deletions. `dirty` holds snapshot ids (a registry's prefix included), the
+    /// members changed, added or removed since the game's last call for this slot; the game
+    /// then starts a new list.
+    ///
+    /// **What the frame pays:** a clone of each dirty member, a lookup of the slot in a map,
+    /// and a hand-off; nothing proportional to the members that did not change. The first
+    /// call for a slot the manager knows nothing of (no state saved there or loaded from it
+    /// yet) is a full save instead, captured whole in the frame, as
+    /// [`save_in_background`](Self::save_in_background) captures; the report says so.
+    ///
+    /// The slot's fingerprints stay those of what it holds, so this mixes with
+    /// [`save_state`](Self::save_state), [`load_state`](Self::load_state) and
+    /// [`save_state_incremental`](Self::save_state_incremental) (which wait for it). It is
+    /// ordered as [`save_incremental_in_background`](Self::save_incremental_in_background)
+    /// is; when it cannot append (a save or delta before it failed, or something else wrote
+    /// the slot since the manager last did), it fails with [`Error::FullSaveNeeded`], writes
+    /// nothing, and the manager forgets the slot, so that the game's next call is a full save:
+    /// no change the game handed over is lost, and the slot loads as it was until then.
+    ///
+    /// ```
+    /// use savegame::{Originator, Registry, SaveLoadManager, SlotId};
+    ///
+    /// #[derive(Originator, Clone, Default)]
+    /// struct Chunk { tiles: Vec<u8> }
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let manager = SaveLoadManager::builder().directory(dir.path()).build()?;
+    /// let mut world: Registry<Chunk> = Registry::new().with_prefix("chunk/");
+    /// for i in 0..100 {
+    ///     world.register(format!("{i:03}"), Chunk { tiles: vec![0; 64] })?;
+    /// }
+    /// let slot = SlotId::Numbered(1);
+    /// manager.save_state(slot, &world)?; // the manager now knows what the slot holds
+    ///
+    /// // A frame changes one chunk and removes another, and asks for a save.
+    /// world.get_mut("007").unwrap().tiles[3] = 9;
+    /// world.unregister("042");
+    /// let dirty = ["chunk/007", "chunk/042"];
+    /// let handle = manager.save_state_incremental_in_background(slot, &world, dirty);
+    ///
+    /// let report = handle.wait()?; // later, or never: the worker writes it either way
+    /// assert!(report.is_delta());
+    /// assert_eq!((report.changed.as_slice(), report.deleted.as_slice()), (&["chunk/007".to_owned()][..], &["chunk/042".to_owned()][..]));
+    /// # Ok::<(), savegame::Error>(())
+    /// ```
+    pub fn save_state_incremental_in_background<S, I>(
+        &self,
+        slot: SlotId,
+        state: &S,
+        dirty: I,
+    ) -> SaveHandle<ChangesReport>
+    where
+        S: crate::SaveState + ?Sized,
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let dirty: Vec<I::Item> = dirty.into_iter().collect();
+        let dirty: Vec<&str> = dirty.iter().map(AsRef::as_ref).collect();
+        tracking::save_state_incremental_in_background(self, slot, state, &dirty)
+    }
+}
+
 impl Drop for SaveLoadManager {
     /// Writes every queued background save before the manager goes.
     fn drop(&mut self) {
-        self.worker.shutdown();
+        self.background.shutdown();
     }
 }

@@ -214,7 +214,7 @@ impl SaveLoadManager {
     ) -> Result<bool> {
         let files = &self.engine.files;
         let name = slot.file_name();
-        self.worker.wait_for(slot);
+        self.background.wait_for(slot);
         let _lock = lock_slot(files, &name)?;
         if has_deltas(&files.list()?, slot) || self.file_stamp(slot)? != expected {
             return Ok(false);

@@ -28,11 +28,14 @@
 //! report says why.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::SaveLoadManager;
+use super::background::SaveHandle;
+use super::engine::Engine;
 use super::locks::lock;
 use super::report::{DeltaReport, LoadReport, SaveReport};
+use super::worker::Target;
 use crate::codec::{Codec, Encodable};
 use crate::error::{Error, Result};
 use crate::format::{EncodeAhead, FileKind, InPlace, Metadata, Source};
@@ -76,19 +79,73 @@ impl Baseline {
     }
 }
 
+impl Baseline {
+    /// The slot took `report`'s delta of the `changed` mementos (with their fingerprints),
+    /// the `deleted` ids and `metadata`; returns the changed ids.
+    fn advance(
+        &mut self,
+        report: &DeltaReport,
+        changed: Vec<(String, Fingerprint)>,
+        deleted: &[String],
+        metadata: &Metadata,
+    ) -> Vec<String> {
+        match &report.compacted {
+            Some(base) => {
+                self.generation = base.generation;
+                self.deltas = 0;
+            }
+            None => self.deltas = u32::try_from(report.sequence).unwrap_or(u32::MAX),
+        }
+        for id in deleted {
+            self.mementos.remove(id);
+        }
+        self.metadata = metadata.clone();
+        changed
+            .into_iter()
+            .map(|(id, print)| {
+                self.mementos.insert(id.clone(), print);
+                id
+            })
+            .collect()
+    }
+}
+
+/// What the manager knows of a slot.
+#[derive(Debug)]
+enum Known {
+    /// The fingerprints of what it holds.
+    Baseline(Baseline),
+    /// A background state save to it is queued, which will put its fingerprints here.
+    Queued,
+}
+
 /// The fingerprints of each slot's mementos.
 #[derive(Debug, Default)]
 pub(super) struct Baselines {
-    slots: Mutex<HashMap<SlotId, Baseline>>,
+    slots: Mutex<HashMap<SlotId, Known>>,
 }
 
 impl Baselines {
+    /// Takes what the manager knows of `slot`: its fingerprints, if it has them.
     fn take(&self, slot: SlotId) -> Option<Baseline> {
-        lock(&self.slots).remove(&slot)
+        match lock(&self.slots).remove(&slot) {
+            Some(Known::Baseline(b)) => Some(b),
+            _ => None,
+        }
     }
 
     fn put(&self, slot: SlotId, baseline: Baseline) {
-        lock(&self.slots).insert(slot, baseline);
+        lock(&self.slots).insert(slot, Known::Baseline(baseline));
+    }
+
+    /// Does the manager know, or expect to know, what `slot` holds?
+    fn knows(&self, slot: SlotId) -> bool {
+        lock(&self.slots).contains_key(&slot)
+    }
+
+    /// A background full save of a state to `slot` is queued.
+    fn expect(&self, slot: SlotId) {
+        lock(&self.slots).insert(slot, Known::Queued);
     }
 }
 
@@ -162,15 +219,12 @@ fn capture(m: &SaveLoadManager, state: &(impl SaveState + ?Sized)) -> Result<Sna
     Ok(snapshot)
 }
 
-/// A full save of `snapshot`, and the fingerprints of what it wrote.
-fn full_save(
-    m: &SaveLoadManager,
-    slot: SlotId,
-    snapshot: &Snapshot,
-) -> Result<(SaveReport, Baseline)> {
-    let schema_version = m.engine.files.schema_version;
+/// A full save of `snapshot`, and the fingerprints of what it wrote. The caller supersedes the
+/// slot's background saves first (the worker, running one, does not).
+fn full_save(engine: &Engine, slot: SlotId, snapshot: &Snapshot) -> Result<(SaveReport, Baseline)> {
+    let schema_version = engine.files.schema_version;
     fingerprinted_save(
-        m,
+        engine,
         slot,
         snapshot.codec(),
         snapshot.len(),
@@ -190,16 +244,15 @@ type SealSeeing<'f> =
 /// `count` mementos, taken from the file's buffer as `seal` shows them to `seeing` (so a
 /// memento is encoded once, into the file), with the `metadata` it is written with.
 fn fingerprinted_save(
-    m: &SaveLoadManager,
+    engine: &Engine,
     slot: SlotId,
     codec: Codec,
     count: usize,
     metadata: &Metadata,
     seal: &mut SealSeeing<'_>,
 ) -> Result<(SaveReport, Baseline)> {
-    m.worker.supersede(slot);
     let mut prints = HashMap::with_capacity(count);
-    let report = m.engine.save_with(slot, &mut |generation, with| {
+    let report = engine.save_with(slot, &mut |generation, with| {
         prints.clear();
         seal(generation, with, &mut |id, bytes| {
             prints.insert(id.to_owned(), fingerprint(bytes));
@@ -215,16 +268,30 @@ fn fingerprinted_save(
     Ok((report, baseline))
 }
 
+/// [`full_save`] at once, on the calling thread: the slot's background saves are dropped (or
+/// waited for, when one is running) first.
+fn full_save_now(
+    m: &SaveLoadManager,
+    slot: SlotId,
+    snapshot: &Snapshot,
+) -> Result<(SaveReport, Baseline)> {
+    m.background.supersede(slot);
+    let saved = full_save(&m.engine, slot, snapshot)?;
+    m.background.saved(slot);
+    Ok(saved)
+}
+
 pub(super) fn save_state(
     m: &SaveLoadManager,
     slot: SlotId,
     state: &(impl SaveState + Sync + ?Sized),
 ) -> Result<SaveReport> {
+    m.background.supersede(slot);
     m.baselines.take(slot);
     let mut members = Members::new();
     if !state.members(&mut members)? {
         let snapshot = capture(m, state)?;
-        let (report, baseline) = full_save(m, slot, &snapshot)?;
+        let (report, baseline) = full_save_now(m, slot, &snapshot)?;
         m.baselines.put(slot, baseline);
         return Ok(report);
     }
@@ -246,7 +313,7 @@ pub(super) fn save_state(
     let schema_version = m.engine.files.schema_version;
     let save = || {
         fingerprinted_save(
-            m,
+            &m.engine,
             slot,
             codec,
             entries.len(),
@@ -269,6 +336,7 @@ pub(super) fn save_state(
     // the end of the list while this thread takes the lock, checks the previous file and
     // writes the file from its start.
     let (report, baseline) = ahead.run(threads, || encode_listed(&ahead, state, &ids), save)?;
+    m.background.saved(slot);
     m.baselines.put(slot, baseline);
     Ok(report)
 }
@@ -278,6 +346,8 @@ pub(super) fn load_state(
     slot: SlotId,
     state: &mut (impl SaveState + ?Sized),
 ) -> Result<StateLoaded> {
+    // Background state saves queued for the slot put their fingerprints first.
+    m.background.wait_for(slot);
     m.baselines.take(slot);
     let loaded = m.load(slot)?;
     let restore = state.restore_state(&loaded.snapshot)?;
@@ -293,7 +363,7 @@ pub(super) fn load_state(
 
 /// Why the slot cannot take a delta over `baseline`, if it cannot.
 fn stale(
-    m: &SaveLoadManager,
+    engine: &Engine,
     slot: SlotId,
     baseline: Option<&Baseline>,
     codec: Codec,
@@ -308,7 +378,7 @@ fn stale(
             codec.name()
         ));
     }
-    match m.info(slot) {
+    match engine.info(slot) {
         Ok(info) => match &info.header {
             Some(h) if h.generation == baseline.generation && info.deltas == baseline.deltas => {
                 None
@@ -325,9 +395,11 @@ pub(super) fn save_state_incremental(
     state: &(impl SaveState + ?Sized),
 ) -> Result<ChangesReport> {
     let snapshot = capture(m, state)?;
+    // Background state saves queued for the slot put their fingerprints first.
+    m.background.wait_for(slot);
     let baseline = m.baselines.take(slot);
     let full = |reason: String| -> Result<ChangesReport> {
-        let (report, baseline) = full_save(m, slot, &snapshot)?;
+        let (report, baseline) = full_save_now(m, slot, &snapshot)?;
         m.baselines.put(slot, baseline);
         Ok(ChangesReport {
             slot,
@@ -338,7 +410,7 @@ pub(super) fn save_state_incremental(
             unchanged: 0,
         })
     };
-    if let Some(reason) = stale(m, slot, baseline.as_ref(), snapshot.codec()) {
+    if let Some(reason) = stale(&m.engine, slot, baseline.as_ref(), snapshot.codec()) {
         return full(reason);
     }
     let Some(mut baseline) = baseline else {
@@ -402,25 +474,136 @@ pub(super) fn save_state_incremental(
         }
         Err(e) => return Err(e),
     };
-    match &report.compacted {
-        Some(base) => {
-            baseline.generation = base.generation;
-            baseline.deltas = 0;
-        }
-        None => baseline.deltas = u32::try_from(report.sequence).unwrap_or(u32::MAX),
-    }
-    for id in &deleted {
-        baseline.mementos.remove(id);
-    }
-    baseline.metadata = snapshot.metadata().clone();
-    let changed = changed
-        .into_iter()
-        .map(|(id, print)| {
-            baseline.mementos.insert(id.clone(), print);
-            id
-        })
-        .collect();
+    let changed = baseline.advance(&report, changed, &deleted, snapshot.metadata());
     m.baselines.put(slot, baseline);
+    Ok(ChangesReport {
+        slot,
+        written: Written::Delta(report),
+        wrote: true,
+        changed,
+        deleted,
+        unchanged,
+    })
+}
+
+/// The game thread's part of
+/// [`save_state_incremental_in_background`](SaveLoadManager::save_state_incremental_in_background):
+/// the dirty members' capture, or the whole state's when the manager does not know the slot.
+pub(super) fn save_state_incremental_in_background<S: SaveState + ?Sized>(
+    m: &SaveLoadManager,
+    slot: SlotId,
+    state: &S,
+    dirty: &[&str],
+) -> SaveHandle<ChangesReport> {
+    let baselines = Arc::clone(&m.baselines);
+    if !m.baselines.knows(slot) {
+        let snapshot = match capture(m, state) {
+            Ok(snapshot) => snapshot,
+            Err(e) => return m.background.finished(Err(e)),
+        };
+        m.baselines.expect(slot);
+        let slot_of = |report: &ChangesReport| report.slot;
+        return m
+            .background
+            .full(
+                &m.engine,
+                Target::Slot(slot),
+                slot_of,
+                move |engine| match full_save(engine, slot, &snapshot) {
+                    Ok((report, baseline)) => {
+                        baselines.put(slot, baseline);
+                        Ok(ChangesReport {
+                            slot,
+                            written: Written::Full {
+                                report,
+                                reason: "the manager had not saved or loaded a state in this slot"
+                                    .into(),
+                            },
+                            wrote: true,
+                            changed: snapshot.ids().map(str::to_owned).collect(),
+                            deleted: Vec::new(),
+                            unchanged: 0,
+                        })
+                    }
+                    Err(e) => {
+                        baselines.take(slot);
+                        Err(e)
+                    }
+                },
+            );
+    }
+    let mut changes = m.snapshot();
+    state.describe(changes.metadata_mut());
+    if let Err(e) = state.capture_members(dirty, &mut changes) {
+        return m.background.finished(Err(e));
+    }
+    // The dirty ids the state has no member for: gone, if the slot has them.
+    let gone: Vec<String> = dirty
+        .iter()
+        .filter(|id| !changes.contains(id))
+        .map(|id| (*id).to_owned())
+        .collect();
+    m.background.delta(&m.engine, slot, move |engine| {
+        state_delta(engine, &baselines, slot, changes, &gone)
+    })
+}
+
+/// The worker's part: fingerprints the captured members, drops those the slot has already,
+/// deletes the gone ones the slot has, and appends the rest, keeping the slot's fingerprints.
+fn state_delta(
+    engine: &Engine,
+    baselines: &Baselines,
+    slot: SlotId,
+    mut changes: Snapshot,
+    gone: &[String],
+) -> Result<ChangesReport> {
+    // Taken, so a failure below leaves the manager knowing nothing of the slot, and the
+    // game's next call a full save.
+    let Some(mut baseline) = baselines.take(slot) else {
+        return Err(Error::FullSaveNeeded {
+            slot,
+            reason: "the manager no longer knows what it holds (a save of it failed, or was \
+                     replaced)"
+                .into(),
+        });
+    };
+    if let Some(reason) = stale(engine, slot, Some(&baseline), changes.codec()) {
+        return Err(Error::FullSaveNeeded { slot, reason });
+    }
+    let ids: Vec<String> = changes.ids().map(str::to_owned).collect();
+    let mut changed = Vec::with_capacity(ids.len());
+    for id in ids {
+        let print = fingerprint(changes.encoded(&id)?);
+        if baseline.mementos.get(&id) == Some(&print) {
+            changes.remove(&id);
+        } else {
+            changed.push((id, print));
+        }
+    }
+    let deleted: Vec<String> = gone
+        .iter()
+        .filter(|id| baseline.mementos.contains_key(*id))
+        .cloned()
+        .collect();
+    for id in &deleted {
+        changes.mark_deleted(id)?;
+    }
+    if changed.is_empty() && deleted.is_empty() && changes.metadata().shows_as(&baseline.metadata) {
+        let unchanged = baseline.mementos.len();
+        baselines.put(slot, baseline);
+        return Ok(ChangesReport {
+            slot,
+            written: Written::Nothing,
+            wrote: false,
+            changed: Vec::new(),
+            deleted,
+            unchanged,
+        });
+    }
+    let report = engine.save_incremental(slot, &changes)?;
+    let changed = baseline.advance(&report, changed, &deleted, changes.metadata());
+    let unchanged = baseline.mementos.len().saturating_sub(changed.len());
+    baselines.put(slot, baseline);
     Ok(ChangesReport {
         slot,
         written: Written::Delta(report),

@@ -167,6 +167,59 @@ pub trait SaveState {
         let _ = types;
         Ok(false)
     }
+
+    /// Captures the members whose (snapshot) ids are in `ids` into `snapshot`, and no others:
+    /// what a save of the members the game marked dirty needs
+    /// ([`save_state_incremental_in_background`](crate::SaveLoadManager::save_state_incremental_in_background)).
+    /// An id the state has no member for is left out (the save takes it for a member that is
+    /// gone).
+    ///
+    /// The default walks [`members`](Self::members) (references, no copies) and encodes the
+    /// members asked for, or, for a state that cannot list them, captures the whole state and
+    /// keeps those: it then costs what a full capture costs. A [`Registry`] finds each id
+    /// directly and captures (clones) only those; a state implemented by hand over many
+    /// members should do the same.
+    ///
+    /// # Errors
+    /// [`Error::InvalidId`] for an unusable id; [`Error::Encode`] when the default encodes a
+    /// member the codec refuses.
+    fn capture_members(&self, ids: &[&str], snapshot: &mut Snapshot) -> Result<()> {
+        capture_listed(self, ids, snapshot)
+    }
+}
+
+/// [`SaveState::capture_members`]'s default.
+fn capture_listed<S: SaveState + ?Sized>(
+    state: &S,
+    ids: &[&str],
+    snapshot: &mut Snapshot,
+) -> Result<()> {
+    let wanted: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    let mut members = Members::new();
+    if state.members(&mut members)? {
+        for member in members.into_sorted() {
+            if !wanted.contains(&*member.id) {
+                continue;
+            }
+            let mut bytes = Vec::new();
+            member
+                .originator
+                .encode_into(snapshot.codec(), &mut bytes)
+                .map_err(|e| e.encoding(&member.id))?;
+            snapshot.insert_raw(&member.id, bytes)?;
+            snapshot.set_memento_version(&member.id, member.version)?;
+        }
+        return Ok(());
+    }
+    let mut all = Snapshot::new(snapshot.codec());
+    state.capture_state(&mut all)?;
+    for id in ids {
+        if let Some(version) = all.memento_version(id) {
+            snapshot.insert_raw(id, all.encoded(id)?.to_vec())?;
+            snapshot.set_memento_version(id, version)?;
+        }
+    }
+    Ok(())
 }
 
 /// What [`SaveState::restore_state`] found: how many originators it restored, and the ids on

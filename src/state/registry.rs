@@ -341,6 +341,20 @@ impl<T: Originator> SaveState for Registry<T> {
         Ok(report)
     }
 
+    fn capture_members(&self, ids: &[&str], snapshot: &mut Snapshot) -> Result<()> {
+        for id in ids {
+            let own = if self.prefix.is_empty() {
+                Some(*id)
+            } else {
+                self.own_id(id)
+            };
+            if let Some(o) = own.and_then(|own| self.entries.get(own)) {
+                snapshot.capture(id, o)?;
+            }
+        }
+        Ok(())
+    }
+
     fn claims(&self, id: &str) -> bool {
         if self.prefix.is_empty() {
             self.entries.contains_key(id)

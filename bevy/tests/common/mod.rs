@@ -154,3 +154,49 @@ pub fn build_world(world: &mut World, entities: usize) -> Entity {
     }
     camera
 }
+
+/// Everything saved about one entity, references as save ids: what a load must give back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observed {
+    pub position: Option<Position>,
+    pub health: Option<Health>,
+    /// `Some(None)`: a target that is not a saved entity.
+    pub target: Option<Option<u32>>,
+    pub label: Option<Label>,
+    /// The parent's save id (saved or not).
+    pub parent: Option<u32>,
+    /// Every child (saved or not) by save id, `None` for one without.
+    pub children: Vec<Option<u32>>,
+}
+
+fn id_of(world: &World, entity: Entity) -> Option<u32> {
+    world
+        .get::<savegame_bevy::SaveId>(entity)
+        .map(|id| id.get())
+}
+
+/// Every saved entity of the world, by save id.
+pub fn observe(world: &mut World) -> std::collections::BTreeMap<u32, Observed> {
+    let mut query = world.query_filtered::<(Entity, &savegame_bevy::SaveId), With<Saveable>>();
+    let entities: Vec<(Entity, u32)> = query.iter(world).map(|(e, id)| (e, id.get())).collect();
+    entities
+        .into_iter()
+        .map(|(entity, id)| {
+            let w = &*world;
+            let observed = Observed {
+                position: w.get::<Position>(entity).copied(),
+                health: w.get::<Health>(entity).copied(),
+                target: w
+                    .get::<Target>(entity)
+                    .map(|t| w.get::<Saveable>(t.entity).and_then(|_| id_of(w, t.entity))),
+                label: w.get::<Label>(entity).cloned(),
+                parent: w.get::<ChildOf>(entity).and_then(|c| id_of(w, c.parent())),
+                children: w
+                    .get::<Children>(entity)
+                    .map(|c| c.iter().map(|c| id_of(w, c)).collect())
+                    .unwrap_or_default(),
+            };
+            (id, observed)
+        })
+        .collect()
+}

@@ -1,0 +1,505 @@
+//! Saving the world in two halves: what the frame copies out of it ([`copy_full`],
+//! [`copy_delta`]), and what the manager's worker makes of the copies ([`FullCopy::make`],
+//! [`DeltaCopy::make`]): the snapshot of a full save, or the mementos of a delta.
+//!
+//! **What the frame pays.** A full save: one pass over the saved entities for their ids (new
+//! ones get theirs), one pass per registered component to clone its values (entity references
+//! are not mapped yet), one per saved child for its parent, each parent's list of children
+//! copied, and a clone of each registered resource. No hash map, no sorting, no serde: the
+//! worker builds the map from entities to ids, sorts, maps references and serializes. A delta:
+//! one pass per registered component over its change ticks, then the changed entities' values
+//! cloned (and their references mapped, by looking their targets up).
+
+use std::ops::Range;
+
+use bevy_ecs::change_detection::{DetectChanges, Tick};
+use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::{ChildOf, Children};
+use bevy_ecs::query::{With, Without};
+use bevy_ecs::world::{Mut, Ref, World};
+use savegame::{Metadata, Snapshot};
+
+use crate::entry::{Column, Info, SaveRegistry, changed_component, entity_memento_id};
+use crate::error::SaveError;
+use crate::ids::{EntityIds, NextSaveId, SaveId, Saveable};
+use crate::layout::{
+    ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
+    NextMemento, RECORD_PREFIX,
+};
+use crate::manager::{Counts, SaveManager};
+use crate::tracking::{Incremental, Mark};
+
+/// An empty snapshot in the manager's codec, with `metadata`.
+fn template(world: &World, metadata: Metadata) -> Result<Snapshot, SaveError> {
+    let mut snapshot = world
+        .get_resource::<SaveManager>()
+        .ok_or_else(|| SaveError::NotSetUp {
+            reason: "no SaveManager resource: add SavegamePlugin".into(),
+        })?
+        .manager()
+        .snapshot();
+    *snapshot.metadata_mut() = metadata;
+    Ok(snapshot)
+}
+
+/// Gives ids to `entities`, in order, from the next free one; returns them with their ids.
+fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>, SaveError> {
+    let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+    let mut given = Vec::with_capacity(entities.len());
+    for entity in entities {
+        let id = SaveId::new(next).ok_or(SaveError::IdsExhausted)?;
+        next += 1;
+        given.push((*entity, id));
+    }
+    let pairs: Vec<(Entity, u32)> = given.iter().map(|(e, id)| (*e, id.get())).collect();
+    world.insert_batch(given);
+    world.insert_resource(NextSaveId(next));
+    Ok(pairs)
+}
+
+/// The saved entities without an id, in the order they were spawned (mostly: indices are
+/// reused), so that ids follow it.
+fn without_ids(world: &mut World) -> Vec<Entity> {
+    let mut query = world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>)>();
+    let mut fresh: Vec<Entity> = query.iter(world).collect();
+    fresh.sort_unstable();
+    fresh
+}
+
+/// A parent of saved children, as the frame found it.
+struct ParentCopy {
+    id: u32,
+    /// Its children, saved or not, in `FullCopy::children`.
+    children: Range<usize>,
+}
+
+/// What a full save copied in the frame.
+pub(crate) struct FullCopy {
+    snapshot: Snapshot,
+    /// Every saved entity with its id.
+    entities: Vec<(Entity, u32)>,
+    next: u32,
+    parents: Vec<ParentCopy>,
+    children: Vec<Entity>,
+    columns: Vec<(Info, Box<dyn Column>)>,
+    resources: Vec<(Info, Box<dyn Column>)>,
+    /// References of the resources to unsaved entities (mapped in the frame).
+    unsaved_references: usize,
+}
+
+/// Copies what a full save of the world needs (see the module's docs for the cost).
+pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCopy, SaveError> {
+    let snapshot = template(world, metadata)?;
+    let mut query = world.query_filtered::<(Entity, &SaveId), With<Saveable>>();
+    let mut entities: Vec<(Entity, u32)> = Vec::new();
+    let mut top = None;
+    for (entity, id) in query.iter(world) {
+        top = top.max(Some(id.get()));
+        entities.push((entity, id.get()));
+    }
+    // Ids the game gave itself are never given out again.
+    let above = top.map_or(0, |t| t.saturating_add(1));
+    let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+    world.insert_resource(NextSaveId(next.max(above)));
+    let fresh = without_ids(world);
+    if !fresh.is_empty() {
+        entities.extend(give_ids(world, &fresh)?);
+    }
+
+    let (parents, children) = copy_parents(world)?;
+    let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+    world.resource_scope(|world, registry: Mut<SaveRegistry>| {
+        registry.check()?;
+        let mut columns = Vec::with_capacity(registry.components.len());
+        for entry in &registry.components {
+            columns.push((entry.info.clone(), (entry.copy_all)(world)));
+        }
+        let mut resources = Vec::with_capacity(registry.resources.len());
+        let mut unsaved_references = 0;
+        for entry in &registry.resources {
+            if let Some(copied) = (entry.copy)(world, &mut unsaved_references) {
+                resources.push((entry.info.clone(), copied));
+            }
+        }
+        Ok(FullCopy {
+            snapshot,
+            entities,
+            next,
+            parents,
+            children,
+            columns,
+            resources,
+            unsaved_references,
+        })
+    })
+}
+
+/// The parents of saved children, each with its id (an unsaved parent without one is given
+/// one, so that the link can be saved) and its children copied.
+fn copy_parents(world: &mut World) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
+    let mut query = world.query_filtered::<&ChildOf, With<Saveable>>();
+    let mut parents: Vec<Entity> = Vec::new();
+    for link in query.iter(world) {
+        // Siblings are often next to each other: most repeats go here.
+        if parents.last() != Some(&link.parent()) {
+            parents.push(link.parent());
+        }
+    }
+    parents.sort_unstable();
+    parents.dedup();
+    let mut copies = Vec::with_capacity(parents.len());
+    let mut children = Vec::new();
+    let mut without = Vec::new();
+    let mut lists = world.query::<(Option<&Children>, Option<&SaveId>)>();
+    for parent in parents {
+        let Ok((list, id)) = lists.get(world, parent) else {
+            continue;
+        };
+        let start = children.len();
+        if let Some(list) = list {
+            children.extend_from_slice(list);
+        }
+        let range = start..children.len();
+        match id {
+            Some(id) => copies.push(ParentCopy {
+                id: id.get(),
+                children: range,
+            }),
+            None => without.push((parent, range)),
+        }
+    }
+    if !without.is_empty() {
+        let entities: Vec<Entity> = without.iter().map(|(e, _)| *e).collect();
+        for ((_, id), (_, range)) in give_ids(world, &entities)?.into_iter().zip(without) {
+            copies.push(ParentCopy {
+                id,
+                children: range,
+            });
+        }
+    }
+    Ok((copies, children))
+}
+
+impl FullCopy {
+    /// Makes the full save's snapshot (on the manager's worker).
+    ///
+    /// # Errors
+    /// [`SaveError::DuplicateSaveId`] for two saved entities with one id;
+    /// [`SaveError::Serialize`] for a value the codec refuses.
+    pub(crate) fn make(self) -> Result<(Snapshot, Counts), SaveError> {
+        let FullCopy {
+            mut snapshot,
+            entities,
+            next,
+            mut parents,
+            children,
+            columns,
+            resources,
+            unsaved_references,
+        } = self;
+        let sorted = match sorted_ids(&entities) {
+            Ok(sorted) => sorted,
+            Err(twice) => {
+                let mut owners = entities.iter().filter(|(_, id)| *id == twice);
+                let (first, second) = (owners.next(), owners.next());
+                return Err(SaveError::DuplicateSaveId {
+                    id: twice,
+                    first: first.map_or(Entity::PLACEHOLDER, |o| o.0),
+                    second: second.map_or(Entity::PLACEHOLDER, |o| o.0),
+                });
+            }
+        };
+        let ids = EntityIds::new(&entities);
+        let memento = EntitiesMemento { ids: sorted, next };
+        snapshot.capture_memento(ENTITIES_ID, &memento)?;
+
+        parents.sort_unstable_by_key(|p| p.id);
+        let mut hierarchy = HierarchyMemento {
+            unsaved_parents: true,
+            ..HierarchyMemento::default()
+        };
+        for parent in &parents {
+            for (position, child) in children[parent.children.clone()].iter().enumerate() {
+                if let Some(child) = ids.get(*child) {
+                    hierarchy.children.push(child);
+                    hierarchy.parents.push(parent.id);
+                    hierarchy
+                        .positions
+                        .push(u32::try_from(position).unwrap_or(u32::MAX));
+                }
+            }
+        }
+        snapshot.capture_memento(HIERARCHY_ID, &hierarchy)?;
+
+        let mut unsaved = unsaved_references;
+        for (info, column) in columns.into_iter().chain(resources) {
+            unsaved += column.write_column(&ids, &mut snapshot, &info)?;
+        }
+        let counts = Counts {
+            entities: entities.len(),
+            unsaved_references: unsaved,
+            ..Counts::default()
+        };
+        Ok((snapshot, counts))
+    }
+}
+
+/// The ids of `entities`, ascending, or `Err` with an id two entities hold. Ids are dense (the
+/// plugin gives them out from 0), so a bitmap of them sorts them in one pass.
+fn sorted_ids(entities: &[(Entity, u32)]) -> Result<Vec<u32>, u32> {
+    let top = entities
+        .iter()
+        .map(|(_, id)| *id as usize)
+        .max()
+        .unwrap_or(0);
+    if top > entities.len().saturating_mul(8).saturating_add(4096) {
+        let mut sorted: Vec<u32> = entities.iter().map(|(_, id)| *id).collect();
+        sorted.sort_unstable();
+        return match sorted.windows(2).find(|w| w[0] == w[1]) {
+            Some(pair) => Err(pair[0]),
+            None => Ok(sorted),
+        };
+    }
+    let mut bits = vec![0u64; top / 64 + 1];
+    for (_, id) in entities {
+        let (word, bit) = (*id as usize / 64, 1u64 << (id % 64));
+        if bits[word] & bit != 0 {
+            return Err(*id);
+        }
+        bits[word] |= bit;
+    }
+    let mut sorted = Vec::with_capacity(entities.len());
+    for (w, word) in bits.iter().enumerate() {
+        let mut rest = *word;
+        while rest != 0 {
+            let bit = rest.trailing_zeros();
+            sorted.push(u32::try_from(w * 64).unwrap_or(u32::MAX) + bit);
+            rest &= rest - 1;
+        }
+    }
+    Ok(sorted)
+}
+
+/// What a delta copied in the frame.
+pub(crate) struct DeltaCopy {
+    snapshot: Snapshot,
+    /// The entities it writes: their ids and records.
+    written: Vec<(u32, EntityRecord)>,
+    /// The ids it removes.
+    removed: Vec<u32>,
+    next: u32,
+    columns: Vec<(Info, Box<dyn Column>)>,
+    resources: Vec<(Info, Box<dyn Column>)>,
+    unsaved_references: usize,
+    /// Every registered component's memento id, for the deletions of the values an entity
+    /// no longer has.
+    component_ids: Vec<String>,
+    /// Saved entities in the world.
+    entities: usize,
+}
+
+/// Copies what changed in the world since `mark` (see the module's docs for the cost).
+/// `now` is the world's change tick, which the caller marks the slot with.
+pub(crate) fn copy_delta(
+    world: &mut World,
+    metadata: Metadata,
+    mark: Mark,
+    now: Tick,
+) -> Result<DeltaCopy, SaveError> {
+    let snapshot = template(world, metadata)?;
+    let fresh = without_ids(world);
+    let mut changed: Vec<Entity> = fresh.clone();
+    if !fresh.is_empty() {
+        give_ids(world, &fresh)?;
+    }
+    let since = mark.tick;
+    changed_component::<Saveable>(world, since, now, &mut changed);
+    changed_component::<ChildOf>(world, since, now, &mut changed);
+    // A parent whose children were reordered: each saved child's place changed.
+    let mut query = world.query::<Ref<Children>>();
+    for list in query.iter(world) {
+        if list.last_changed().is_newer_than(since, now) {
+            changed.extend_from_slice(&list);
+        }
+    }
+    let mut removed: Vec<(Entity, u32)> = Vec::new();
+    if let Some(incremental) = world.get_resource::<Incremental>() {
+        for removal in incremental.removals_since(mark) {
+            if removal.left {
+                removed.push((removal.entity, removal.id));
+            } else {
+                changed.push(removal.entity);
+            }
+        }
+    }
+    world.resource_scope(|world, registry: Mut<SaveRegistry>| {
+        registry.check()?;
+        for entry in &registry.components {
+            (entry.changed)(world, since, now, &mut changed);
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        let mut written: Vec<(Entity, u32)> = Vec::with_capacity(changed.len());
+        let mut records = Vec::with_capacity(changed.len());
+        for entity in changed {
+            let Ok(e) = world.get_entity(entity) else {
+                continue;
+            };
+            let (Some(id), true) = (e.get::<SaveId>(), e.contains::<Saveable>()) else {
+                continue;
+            };
+            written.push((entity, id.get()));
+            records.push((id.get(), record_of(world, entity)?));
+        }
+        let mut gone: Vec<u32> = removed
+            .iter()
+            .filter(|(entity, id)| {
+                // Despawned, or no longer saved; not one saved again since.
+                !world.get_entity(*entity).is_ok_and(|e| {
+                    e.contains::<Saveable>() && e.get::<SaveId>().map(|s| s.get()) == Some(*id)
+                })
+            })
+            .map(|(_, id)| *id)
+            .collect();
+        gone.sort_unstable();
+        gone.dedup();
+        let mut unsaved = 0;
+        let mut columns = Vec::with_capacity(registry.components.len());
+        for entry in &registry.components {
+            let copied = (entry.copy_some)(world, &written, &mut unsaved);
+            columns.push((entry.info.clone(), copied));
+        }
+        let mut resources = Vec::new();
+        for entry in &registry.resources {
+            if (entry.changed)(world, since, now)
+                && let Some(copied) = (entry.copy)(world, &mut unsaved)
+            {
+                resources.push((entry.info.clone(), copied));
+            }
+        }
+        Ok(DeltaCopy {
+            snapshot,
+            written: records,
+            removed: gone,
+            next: world.get_resource::<NextSaveId>().map_or(0, |n| n.0),
+            columns,
+            resources,
+            unsaved_references: unsaved,
+            component_ids: registry
+                .components
+                .iter()
+                .map(|e| e.info.id.clone())
+                .collect(),
+            entities: saved_count(world),
+        })
+    })
+}
+
+/// How many saved entities (with an id) the world has, from its archetypes' sizes.
+fn saved_count(world: &World) -> usize {
+    let (Some(saveable), Some(id)) = (
+        world.component_id::<Saveable>(),
+        world.component_id::<SaveId>(),
+    ) else {
+        return 0;
+    };
+    world
+        .archetypes()
+        .iter()
+        .filter(|a| a.contains(saveable) && a.contains(id))
+        .map(|a| a.len() as usize)
+        .sum()
+}
+
+/// A saved entity's record: its parent's id (given one if it has none) and its place among
+/// the parent's children.
+fn record_of(world: &mut World, entity: Entity) -> Result<EntityRecord, SaveError> {
+    let Some(parent) = world.get::<ChildOf>(entity).map(ChildOf::parent) else {
+        return Ok(EntityRecord {
+            saved: true,
+            parent: None,
+            position: None,
+        });
+    };
+    let position = world
+        .get::<Children>(parent)
+        .and_then(|list| list.iter().position(|c| *c == entity))
+        .map(|p| u32::try_from(p).unwrap_or(u32::MAX));
+    let id = match world.get::<SaveId>(parent) {
+        Some(id) => id.get(),
+        None => give_ids(world, &[parent])?
+            .first()
+            .map(|(_, id)| *id)
+            .ok_or(SaveError::IdsExhausted)?,
+    };
+    Ok(EntityRecord {
+        saved: true,
+        parent: Some(id),
+        position,
+    })
+}
+
+impl DeltaCopy {
+    /// Makes the delta's snapshot (on the manager's worker): a record and the values of each
+    /// written entity, the deletion of the values it no longer has, a record for each removed
+    /// one, the next id and the changed resources.
+    ///
+    /// # Errors
+    /// [`SaveError::Serialize`] for a value the codec refuses.
+    pub(crate) fn make(self) -> Result<(Snapshot, Counts), SaveError> {
+        let DeltaCopy {
+            mut snapshot,
+            written,
+            removed,
+            next,
+            columns,
+            resources,
+            unsaved_references,
+            component_ids,
+            entities,
+        } = self;
+        let mut id = String::new();
+        for (entity, record) in &written {
+            entity_memento_id(&mut id, RECORD_PREFIX, *entity);
+            snapshot.capture_memento(&id, record)?;
+        }
+        let gone = EntityRecord {
+            saved: false,
+            parent: None,
+            position: None,
+        };
+        for entity in &removed {
+            entity_memento_id(&mut id, RECORD_PREFIX, *entity);
+            snapshot.capture_memento(&id, &gone)?;
+            for base in &component_ids {
+                entity_memento_id(&mut id, base, *entity);
+                snapshot.mark_deleted(&id)?;
+            }
+        }
+        let mut written_ids: Vec<u32> = written.iter().map(|(id, _)| *id).collect();
+        written_ids.sort_unstable();
+        for (info, column) in columns {
+            let mut has: Vec<u32> = column.ids().to_vec();
+            has.sort_unstable();
+            column.write_each(&mut snapshot, &info)?;
+            for entity in written_ids.iter().filter(|e| has.binary_search(e).is_err()) {
+                entity_memento_id(&mut id, &info.id, *entity);
+                snapshot.mark_deleted(&id)?;
+            }
+        }
+        for (info, column) in resources {
+            column.write_each(&mut snapshot, &info)?;
+        }
+        // New ids come with the entities written (a spawned one, a parent given an id).
+        if !written.is_empty() {
+            snapshot.capture_memento(NEXT_ID, &NextMemento { next })?;
+        }
+        let counts = Counts {
+            entities,
+            unsaved_references,
+            written: written.len(),
+            removed: removed.len(),
+        };
+        Ok((snapshot, counts))
+    }
+}

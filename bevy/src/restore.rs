@@ -1,0 +1,410 @@
+//! Loading a snapshot into the world: every memento is decoded first (a failed load changes
+//! nothing), then the saved entities are despawned, updated in place or spawned, their
+//! components put in one type at a time for a whole batch of entities, and their links and
+//! places among their parents' children restored.
+//!
+//! The entities to spawn are spawned together, ordered by the set of registered types each
+//! has, so that each type's batch moves runs of entities of one archetype at once.
+
+use bevy_ecs::entity::{Entity, EntityHashMap, EntityHashSet};
+use bevy_ecs::hierarchy::{ChildOf, Children};
+use bevy_ecs::query::Has;
+use bevy_ecs::world::{Mut, World};
+use savegame::Snapshot;
+use serde::de::DeserializeOwned;
+
+use crate::entry::{Pending, RemoveFn, SaveRegistry};
+use crate::error::SaveError;
+use crate::ids::{IdMap, NextSaveId, SaveId, Saveable};
+use crate::layout::{
+    ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, Link, NEXT_ID,
+    NextMemento, RECORD_PREFIX,
+};
+
+/// What a restore did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Restored {
+    pub(crate) entities: usize,
+    pub(crate) spawned: usize,
+    pub(crate) despawned: usize,
+    pub(crate) dangling_references: usize,
+}
+
+fn decode_own<M: DeserializeOwned>(
+    snapshot: &Snapshot,
+    id: &str,
+    what: &'static str,
+) -> Result<M, SaveError> {
+    snapshot
+        .memento(id)
+        .map_err(|source| SaveError::Deserialize {
+            type_name: what,
+            id: id.into(),
+            source: Box::new(source),
+        })
+}
+
+/// The entity records deltas left, by id, ascending.
+fn records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
+    let prefix = format!("{RECORD_PREFIX}/");
+    let mut out = Vec::new();
+    // Ids are sorted, so the records are one run (just after `bevy/entities`).
+    for id in snapshot
+        .ids()
+        .skip_while(|id| *id < prefix.as_str())
+        .take_while(|id| id.starts_with(&prefix))
+    {
+        let entity = id[prefix.len()..]
+            .parse::<u32>()
+            .map_err(|_| SaveError::Malformed {
+                id: id.to_owned(),
+                reason: "not an entity id after the prefix".into(),
+            })?;
+        let record: EntityRecord = decode_own(snapshot, id, "an entity record")?;
+        out.push((entity, record));
+    }
+    // In the order of the ids as numbers, not as text (`10` after `9`).
+    out.sort_unstable_by_key(|(id, _)| *id);
+    Ok(out)
+}
+
+/// The saved ids and links, once the deltas' records are applied to the full save's.
+struct Plan {
+    /// Every saved id, ascending.
+    ids: Vec<u32>,
+    /// The ids a delta rewrote, ascending: their values are their own mementos.
+    rewritten: Vec<u32>,
+    links: Vec<Link>,
+    /// Whether the links of saved children to unsaved parents are in the save.
+    unsaved_parents: bool,
+    /// Whether the links carry places among the parents' children.
+    positions: bool,
+    next: u32,
+}
+
+fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
+    let base: EntitiesMemento = decode_own(snapshot, ENTITIES_ID, "the entity list")?;
+    let hierarchy: HierarchyMemento = if snapshot.contains(HIERARCHY_ID) {
+        decode_own(snapshot, HIERARCHY_ID, "the hierarchy")?
+    } else {
+        HierarchyMemento::default()
+    };
+    let pairs = hierarchy.children.len();
+    if hierarchy.parents.len() != pairs
+        || (!hierarchy.positions.is_empty() && hierarchy.positions.len() != pairs)
+    {
+        return Err(SaveError::Malformed {
+            id: HIERARCHY_ID.into(),
+            reason: "as many children as parents (and places) are needed".into(),
+        });
+    }
+    let records = records(snapshot)?;
+    let next = if snapshot.contains(NEXT_ID) {
+        let delta: NextMemento = decode_own(snapshot, NEXT_ID, "the next id")?;
+        base.next.max(delta.next)
+    } else {
+        base.next
+    };
+    let rewritten: Vec<u32> = records.iter().map(|(id, _)| *id).collect();
+    let is_rewritten = |id: &u32| rewritten.binary_search(id).is_ok();
+    let mut ids: Vec<u32> = base
+        .ids
+        .into_iter()
+        .filter(|id| !is_rewritten(id))
+        .collect();
+    ids.extend(records.iter().filter(|(_, r)| r.saved).map(|(id, _)| *id));
+    ids.sort_unstable();
+    ids.dedup();
+    let positions = !hierarchy.positions.is_empty() || pairs == 0;
+    let mut links: Vec<Link> = (0..pairs)
+        .filter(|i| !is_rewritten(&hierarchy.children[*i]))
+        .map(|i| Link {
+            parent: hierarchy.parents[i],
+            // Older saves have no places, but list each parent's children in order.
+            position: hierarchy
+                .positions
+                .get(i)
+                .copied()
+                .unwrap_or_else(|| u32::try_from(i).unwrap_or(u32::MAX)),
+            child: hierarchy.children[i],
+        })
+        .collect();
+    links.extend(records.iter().filter_map(|(id, r)| {
+        Some(Link {
+            parent: r.parent.filter(|_| r.saved)?,
+            position: r.position.unwrap_or(u32::MAX),
+            child: *id,
+        })
+    }));
+    Ok(Plan {
+        ids,
+        rewritten,
+        links,
+        unsaved_parents: hierarchy.unsaved_parents || !records.is_empty(),
+        positions,
+        next,
+    })
+}
+
+/// Restores the saved part of the world from `snapshot`. Every memento is decoded first; on
+/// any error the world is unchanged.
+///
+/// Saveable entities whose ids the save has are kept, with their registered components replaced
+/// by the save's (unregistered components stay); saved entities it does not have are
+/// despawned (their unsaved children are detached first, not despawned); ids it has that no
+/// entity carries are spawned. Entities without [`Saveable`] are not touched, but for their
+/// children lists (a saved child's link to them, and its place among their children).
+pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored, SaveError> {
+    let plan = plan(snapshot)?;
+    let (components, resources) = world.resource_scope(|world, registry: Mut<SaveRegistry>| {
+        registry.check()?;
+        let mut components = Vec::with_capacity(registry.components.len());
+        for entry in &registry.components {
+            components.push((
+                (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
+                entry.remove,
+            ));
+        }
+        let mut resources = Vec::with_capacity(registry.resources.len());
+        for entry in &registry.resources {
+            resources.push((entry.decode)(
+                world,
+                snapshot,
+                &entry.info,
+                &plan.rewritten,
+            )?);
+        }
+        Ok::<_, SaveError>((components, resources))
+    })?;
+
+    // Nothing fails from here on.
+    let in_save = |id: u32| plan.ids.binary_search(&id).is_ok();
+    let mut query = world.query::<(bevy_ecs::entity::Entity, &SaveId, Has<Saveable>)>();
+    let mut live = IdMap::with_capacity(plan.ids.len());
+    let mut anchors = IdMap::with_capacity(0);
+    let mut kept: Vec<(Entity, u32)> = Vec::new();
+    let mut doomed: Vec<Entity> = Vec::new();
+    for (entity, id, saved) in query.iter(world) {
+        let id = id.get();
+        if !saved {
+            anchors.insert(id, entity);
+        } else if in_save(id) {
+            live.insert(id, entity);
+            kept.push((entity, id));
+        } else {
+            doomed.push(entity);
+        }
+    }
+    let despawned = despawn(world, &doomed);
+
+    // Registered components a kept entity has and its save does not: removed.
+    if !kept.is_empty() {
+        for (pending, remove) in &components {
+            let mut has: Vec<u32> = Vec::new();
+            pending.for_each_id(&mut |id| has.push(id));
+            has.sort_unstable();
+            for (entity, id) in &kept {
+                if has.binary_search(id).is_err() {
+                    remove(world, *entity);
+                }
+            }
+        }
+    }
+
+    let spawned = spawn(world, &plan, &components, &mut live);
+    let mut dangling = 0;
+    for (pending, _) in components {
+        dangling += pending.apply(world, &live);
+    }
+    for pending in resources {
+        dangling += pending.apply(world, &live);
+    }
+    link(world, &plan, &live, &anchors, &kept);
+    let next = world
+        .get_resource::<NextSaveId>()
+        .map_or(0, |n| n.0)
+        .max(plan.next);
+    world.insert_resource(NextSaveId(next));
+    Ok(Restored {
+        entities: plan.ids.len(),
+        spawned,
+        despawned,
+        dangling_references: dangling,
+    })
+}
+
+/// Despawns `doomed`, detaching first the children that stay (unsaved ones, or saved ones the
+/// save has), so that the despawn does not take them along. Returns how many it despawned.
+fn despawn(world: &mut World, doomed: &[Entity]) -> usize {
+    if doomed.is_empty() {
+        return 0;
+    }
+    let set: EntityHashSet = doomed.iter().copied().collect();
+    let mut detach: Vec<Entity> = Vec::new();
+    for entity in doomed {
+        if let Some(children) = world.get::<Children>(*entity) {
+            detach.extend(children.iter().copied().filter(|c| !set.contains(c)));
+        }
+    }
+    for child in detach {
+        if let Ok(mut child) = world.get_entity_mut(child) {
+            child.remove::<ChildOf>();
+        }
+    }
+    world.flush();
+    doomed.iter().filter(|e| world.despawn(**e)).count()
+}
+
+/// Spawns the saved ids no entity carries, ordered by the set of registered components each
+/// will get; returns how many.
+fn spawn(
+    world: &mut World,
+    plan: &Plan,
+    components: &[(Box<dyn Pending>, RemoveFn)],
+    live: &mut IdMap,
+) -> usize {
+    let mut missing: Vec<u32> = plan
+        .ids
+        .iter()
+        .copied()
+        .filter(|id| !live.contains(*id))
+        .collect();
+    if missing.is_empty() {
+        return 0;
+    }
+    let top = missing.last().copied().unwrap_or(0) as usize;
+    if top < missing.len().saturating_mul(4).saturating_add(1024) {
+        let mut signature = vec![0u64; top + 1];
+        for (k, (pending, _)) in components.iter().enumerate().take(64) {
+            let bit = 1u64 << k;
+            pending.for_each_id(&mut |id| {
+                if let Some(s) = signature.get_mut(id as usize) {
+                    *s |= bit;
+                }
+            });
+        }
+        missing.sort_by_key(|id| signature[*id as usize]);
+    }
+    let bundles: Vec<(Saveable, SaveId)> = missing
+        .iter()
+        .filter_map(|id| Some((Saveable, SaveId::new(*id)?)))
+        .collect();
+    let spawned: Vec<Entity> = world.spawn_batch(bundles).collect();
+    for (id, entity) in missing.iter().zip(&spawned) {
+        live.insert(*id, *entity);
+    }
+    spawned.len()
+}
+
+/// Restores the saved children's links and places: a link the save has is made (to the entity
+/// that now carries the parent's id, saved or not), one it lacks is cut (for a save that
+/// records links to unsaved parents; an older one leaves those as they are), and each parent's
+/// saved children are put back at their places among its unsaved ones.
+fn link(world: &mut World, plan: &Plan, live: &IdMap, anchors: &IdMap, kept: &[(Entity, u32)]) {
+    let parent_of = |id: u32| live.get(id).or_else(|| anchors.get(id));
+    // The link each saved child gets, if its parent is in the world: (parent, place, child),
+    // in each parent's order of places (as a full save lists them; deltas' records are sorted
+    // in).
+    let mut links: Vec<(Entity, u32, Entity)> = plan
+        .links
+        .iter()
+        .filter_map(|l| Some((parent_of(l.parent)?, l.position, live.get(l.child)?)))
+        .collect();
+    if !plan.rewritten.is_empty() {
+        links.sort_unstable();
+    }
+    let mut wanted: EntityHashMap<(Entity, u32)> = EntityHashMap::default();
+    if !kept.is_empty() {
+        wanted.extend(links.iter().map(|(p, at, c)| (*c, (*p, *at))));
+    }
+    // Kept children: a link that is right stays where it is; another is cut.
+    let mut stays: EntityHashSet = EntityHashSet::default();
+    for (entity, _) in kept {
+        let Some(current) = world.get::<ChildOf>(*entity).map(ChildOf::parent) else {
+            continue;
+        };
+        let right = wanted.get(entity).is_some_and(|(p, _)| *p == current);
+        let unsaved_parent = world.get::<Saveable>(current).is_none();
+        if right {
+            stays.insert(*entity);
+        } else if (plan.unsaved_parents || !unsaved_parent || wanted.contains_key(entity))
+            && let Ok(mut e) = world.get_entity_mut(*entity)
+        {
+            e.remove::<ChildOf>();
+        }
+    }
+    world.insert_batch(
+        links
+            .iter()
+            .filter(|(.., child)| !stays.contains(child))
+            .map(|(parent, _, child)| (*child, ChildOf(*parent)))
+            .collect::<Vec<_>>(),
+    );
+    // The parents' lists of children are updated by commands the links queued.
+    world.flush();
+    if !plan.positions {
+        return;
+    }
+    // A parent whose children are all this load's, put in in order of their places, is in
+    // order; the others (with unsaved children, or children kept) are put in order.
+    let mut at = 0;
+    while at < links.len() {
+        let parent = links[at].0;
+        let run = links[at..].iter().take_while(|l| l.0 == parent).count();
+        let ours = &links[at..at + run];
+        at += run;
+        let in_order = world.get::<Children>(parent).is_some_and(|children| {
+            children.len() == ours.len()
+                && children.iter().zip(ours).all(|(c, (.., child))| c == child)
+        });
+        if !in_order {
+            if wanted.is_empty() {
+                wanted.extend(links.iter().map(|(p, at, c)| (*c, (*p, *at))));
+            }
+            reorder(world, parent, &wanted);
+        }
+    }
+}
+
+/// Puts `parent`'s saved children at their saved places among its children, the others
+/// keeping their order in the places left.
+fn reorder(world: &mut World, parent: Entity, wanted: &EntityHashMap<(Entity, u32)>) {
+    let Some(children) = world.get::<Children>(parent) else {
+        return;
+    };
+    let mut saved: Vec<(u32, Entity)> = Vec::new();
+    let mut others: Vec<Entity> = Vec::new();
+    for child in children.iter().copied() {
+        match wanted.get(&child) {
+            Some((p, position)) if *p == parent => saved.push((*position, child)),
+            _ => others.push(child),
+        }
+    }
+    saved.sort_by_key(|(position, _)| *position);
+    let mut order: Vec<Entity> = Vec::with_capacity(saved.len() + others.len());
+    let (mut s, mut o) = (saved.iter().peekable(), others.iter().peekable());
+    while order.len() < saved.len() + others.len() {
+        let at = u32::try_from(order.len()).unwrap_or(u32::MAX);
+        let take_saved = match (s.peek(), o.peek()) {
+            (Some((position, _)), Some(_)) => *position <= at,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let next = if take_saved {
+            s.next().map(|(_, e)| *e)
+        } else {
+            o.next().copied()
+        };
+        match next {
+            Some(e) => order.push(e),
+            None => break,
+        }
+    }
+    if children.iter().eq(order.iter()) {
+        return;
+    }
+    let rank: EntityHashMap<usize> = order.iter().enumerate().map(|(i, e)| (*e, i)).collect();
+    if let Some(mut children) = world.get_mut::<Children>(parent) {
+        children.sort_by_key(|e| rank.get(e).copied().unwrap_or(usize::MAX));
+    }
+}

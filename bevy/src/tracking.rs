@@ -1,0 +1,173 @@
+//! What an incremental save needs to know: for each slot the plugin saved or loaded, the
+//! world's change tick at that moment (components changed since are Bevy's change ticks
+//! newer than it), and a log of what left saved entities since (despawned entities and
+//! removed components, which leave no tick behind), kept only while a slot needs it.
+
+use std::collections::HashMap;
+
+use bevy_app::App;
+use bevy_ecs::change_detection::Tick;
+use bevy_ecs::component::Component;
+use bevy_ecs::entity::Entity;
+use bevy_ecs::lifecycle::Remove;
+use bevy_ecs::observer::On;
+use bevy_ecs::query::With;
+use bevy_ecs::resource::Resource;
+use bevy_ecs::system::{Query, ResMut};
+use savegame::SlotId;
+
+use crate::ids::{SaveId, Saveable};
+
+/// The longest the removal log grows (entries) before the slot that holds it back the most is
+/// forgotten (its next incremental save is then a full one).
+const LOG_LIMIT: usize = 1 << 20;
+
+/// Where a slot stands: the change tick of its last save or load, and the log's length then.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    pub(crate) tick: Tick,
+    pub(crate) seq: u64,
+}
+
+/// Something that left a saved entity.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Removal {
+    seq: u64,
+    pub(crate) entity: Entity,
+    pub(crate) id: u32,
+    /// The entity stopped being saved (despawned, or its `Saveable` removed); otherwise one
+    /// of its registered components was removed.
+    pub(crate) left: bool,
+}
+
+/// The incremental saves' memory: a mark per slot, and the removal log.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct Incremental {
+    slots: HashMap<SlotId, Mark>,
+    log: Vec<Removal>,
+    next_seq: u64,
+}
+
+impl Incremental {
+    /// The slot was saved or loaded at `tick`: its next delta holds what changed after it.
+    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick) {
+        let seq = self.next_seq;
+        self.slots.insert(slot, Mark { tick, seq });
+        self.trim();
+    }
+
+    /// The slot's next incremental save is a full one (its last save failed, or the plugin
+    /// cannot say what it holds).
+    pub(crate) fn forget(&mut self, slot: SlotId) {
+        self.slots.remove(&slot);
+        self.trim();
+    }
+
+    pub(crate) fn mark_of(&self, slot: SlotId) -> Option<Mark> {
+        self.slots.get(&slot).copied()
+    }
+
+    /// What left saved entities after `mark`.
+    pub(crate) fn removals_since(&self, mark: Mark) -> &[Removal] {
+        let from = self.log.partition_point(|r| r.seq < mark.seq);
+        &self.log[from..]
+    }
+
+    fn note(&mut self, entity: Entity, id: u32, left: bool) {
+        if self.slots.is_empty() {
+            return;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.log.push(Removal {
+            seq,
+            entity,
+            id,
+            left,
+        });
+        if self.log.len() > LOG_LIMIT {
+            let oldest = self
+                .slots
+                .iter()
+                .min_by_key(|(_, m)| m.seq)
+                .map(|(slot, _)| *slot);
+            if let Some(slot) = oldest {
+                self.forget(slot);
+            }
+        }
+    }
+
+    /// Drops the entries every slot has seen.
+    fn trim(&mut self) {
+        match self.slots.values().map(|m| m.seq).min() {
+            None => self.log.clear(),
+            Some(oldest) => {
+                let seen = self.log.partition_point(|r| r.seq < oldest);
+                self.log.drain(..seen);
+            }
+        }
+    }
+}
+
+/// Notes the saved entities that lose `T` (by a removal, or a despawn).
+pub(crate) fn watch_removals<T: Component>(app: &mut App) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        |removed: On<Remove<T>>,
+         ids: Query<&SaveId, With<Saveable>>,
+         mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), false);
+            }
+        },
+    );
+}
+
+/// Notes the entities that stop being saved.
+pub(crate) fn watch_saveable(app: &mut App) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        |removed: On<Remove<Saveable>>,
+         ids: Query<&SaveId>,
+         mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), true);
+            }
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Incremental, Tick};
+    use bevy_ecs::entity::Entity;
+    use savegame::SlotId;
+
+    #[test]
+    fn the_log_keeps_what_a_marked_slot_has_not_seen_and_nothing_else() {
+        let mut inc = Incremental::default();
+        inc.note(Entity::PLACEHOLDER, 1, true);
+        assert!(inc.log.is_empty(), "no slot to keep it for");
+        inc.mark(SlotId::Numbered(1), Tick::new(5));
+        inc.note(Entity::PLACEHOLDER, 2, true);
+        inc.mark(SlotId::Numbered(2), Tick::new(6));
+        inc.note(Entity::PLACEHOLDER, 3, false);
+        let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
+        let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
+        let ids = |m| {
+            inc.removals_since(m)
+                .iter()
+                .map(|r| r.id)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(one), [2, 3]);
+        assert_eq!(ids(two), [3]);
+        inc.mark(SlotId::Numbered(1), Tick::new(7));
+        assert_eq!(inc.log.len(), 1, "the entry both slots saw is dropped");
+        inc.forget(SlotId::Numbered(1));
+        inc.forget(SlotId::Numbered(2));
+        assert!(inc.log.is_empty());
+    }
+}

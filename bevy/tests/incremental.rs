@@ -1,0 +1,276 @@
+//! Incremental saves: the first of a slot is a full save; each after it is a delta on the
+//! slot's journal with only the entities changed (Bevy's change ticks), spawned or despawned
+//! since, in bytes that follow what changed, not the world; a new app loads the same world; the
+//! journal is compacted and still loads; a failed delta leaves the slot as it was and makes the
+//! next save a full one.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bevy_ecs::prelude::*;
+use common::*;
+use savegame::SlotId;
+use savegame_bevy::{SaveFailed, SaveId, Saveable, Saved, SavegameApp, SavegameCommands, Written};
+use serde::{Deserialize, Serialize, Serializer};
+
+const SLOT: SlotId = SlotId::Numbered(3);
+
+/// Asks for an incremental save, runs the frame and waits for the report.
+fn save_incremental(app: &mut bevy_app::App) -> Saved {
+    app.world_mut().commands().save_incremental(SLOT);
+    app.update();
+    settle(app);
+    let failed = drain::<SaveFailed>(app);
+    assert!(
+        failed.is_empty(),
+        "{:?}",
+        failed.first().map(|f| f.error.to_string())
+    );
+    let mut saved = drain::<Saved>(app);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    saved.remove(0)
+}
+
+fn delta_of(saved: &Saved) -> (&savegame::DeltaReport, usize, usize) {
+    match &saved.written {
+        Written::Delta {
+            report,
+            entities,
+            removed,
+        } => (report, *entities, *removed),
+        other => panic!("not a delta: {other:?}"),
+    }
+}
+
+/// The world a new app loads from the slot.
+fn loaded(dir: &std::path::Path) -> std::collections::BTreeMap<u32, Observed> {
+    let mut app = app(dir);
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    observe(app.world_mut())
+}
+
+/// Fails with the first entities that differ (the whole worlds are too long to read).
+#[track_caller]
+fn assert_same(
+    actual: &std::collections::BTreeMap<u32, Observed>,
+    expected: &std::collections::BTreeMap<u32, Observed>,
+    what: &str,
+) {
+    let ids: std::collections::BTreeSet<u32> =
+        actual.keys().chain(expected.keys()).copied().collect();
+    let differ: Vec<String> = ids
+        .into_iter()
+        .filter(|id| actual.get(id) != expected.get(id))
+        .take(4)
+        .map(|id| {
+            format!(
+                "{id}: loaded {:?}, expected {:?}",
+                actual.get(&id),
+                expected.get(&id)
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{what}: {}", differ.join("\n"));
+}
+
+/// The saved entities with `id`.
+fn entity(world: &mut World, id: u32) -> Entity {
+    world
+        .query::<(Entity, &SaveId)>()
+        .iter(world)
+        .find(|(_, s)| s.get() == id)
+        .map(|(e, _)| e)
+        .unwrap()
+}
+
+#[test]
+fn a_delta_holds_what_changed_and_a_new_app_loads_the_same_world() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    build_world(app.world_mut(), 2_000);
+    app.insert_resource(Score(1));
+
+    let first = save_incremental(&mut app);
+    let base = match &first.written {
+        Written::Full(report) => report.bytes,
+        other => panic!("the first incremental save of a slot is a full one: {other:?}"),
+    };
+    assert_eq!(first.entities, 2_000);
+
+    // Nothing changed: nothing is written.
+    let idle = save_incremental(&mut app);
+    let (report, written, removed) = delta_of(&idle);
+    assert_eq!((report.bytes, written, removed), (0, 0, 0));
+
+    // A frame's worth of play.
+    let world = app.world_mut();
+    for id in [10, 11, 12, 500, 1_999] {
+        let e = entity(world, id);
+        world.get_mut::<Position>(e).unwrap().x += 100.0;
+    }
+    let e = entity(world, 30); // had health (30 % 3 == 0): loses it
+    world.entity_mut(e).remove::<Health>();
+    let e = entity(world, 31); // gains a label
+    world.entity_mut(e).insert(Label("new".into()));
+    let moved = entity(world, 42); // changes parent: from 40 to 50
+    let parent = entity(world, 50);
+    world.entity_mut(moved).insert(ChildOf(parent));
+    for id in [703, 705, 1_203] {
+        let e = entity(world, id);
+        world.despawn(e);
+    }
+    let target = entity(world, 5);
+    world.spawn((
+        Saveable,
+        Position { x: 1.0, y: 2.0 },
+        Target { entity: target },
+    ));
+    world.spawn((
+        Saveable,
+        Position { x: 3.0, y: 4.0 },
+        Target { entity: target },
+    ));
+    world.resource_mut::<Score>().0 = 2;
+
+    let saved = save_incremental(&mut app);
+    // Observed after the save, which gave the spawned entities their ids.
+    let expected = observe(app.world_mut());
+    let (report, written, removed) = delta_of(&saved);
+    // 5 moved, 1 lost health, 1 gained a label, 1 reparented (its old and new parents' lists
+    // changed, so their saved children are written again: 9 + 10), 2 spawned; the despawned
+    // ones' old siblings too (their parents' lists changed).
+    assert_eq!(removed, 3);
+    assert!((10..=60).contains(&written), "{written}");
+    assert_eq!(saved.entities, 2_000 - 3 + 2);
+    // O(changed): a few hundred bytes per entity written (its record and values, each
+    // under its own id), a small part of the base.
+    assert!(
+        report.bytes < 400 * written as u64 && report.bytes * 5 < base,
+        "a delta of {written} entities is {} bytes; the full save {base}",
+        report.bytes
+    );
+    assert_same(&loaded(dir.path()), &expected, "the world");
+    assert_eq!(
+        app.world()
+            .resource::<savegame_bevy::SaveManager>()
+            .manager()
+            .info(SLOT)
+            .unwrap()
+            .deltas,
+        1
+    );
+
+    // Another delta on top: the load applies both in order.
+    let world = app.world_mut();
+    let e = entity(world, 10);
+    world.get_mut::<Position>(e).unwrap().y = -1.0;
+    let e = entity(world, 2_000); // spawned in the last delta
+    world.despawn(e);
+    let expected = observe(app.world_mut());
+    let saved = save_incremental(&mut app);
+    let (_, written, removed) = delta_of(&saved);
+    assert_eq!((written, removed), (1, 1));
+    assert_same(&loaded(dir.path()), &expected, "the world");
+}
+
+#[test]
+fn compaction_folds_the_deltas_into_a_base_that_loads_and_takes_deltas() {
+    let dir = tempfile::tempdir().unwrap();
+    // A journal over 5% of its base is compacted.
+    let mut app = app_with(builder(dir.path()).compact_at(5));
+    build_world(app.world_mut(), 500);
+    save_incremental(&mut app);
+    let mut compacted = 0;
+    for round in 0..12u32 {
+        let world = app.world_mut();
+        for k in 0..20 {
+            let e = entity(world, (round * 37 + k * 11) % 400);
+            world.get_mut::<Position>(e).unwrap().x = round as f32;
+        }
+        // A leaf among the ids from 400 on (the changes above stay below).
+        let leaf = world
+            .query_filtered::<(Entity, &SaveId), Without<Children>>()
+            .iter(world)
+            .find(|(_, id)| id.get() >= 400)
+            .map(|(e, _)| e)
+            .unwrap();
+        world.despawn(leaf);
+        world.spawn((
+            Saveable,
+            Position { x: 0.5, y: 0.5 },
+            Target {
+                entity: Entity::PLACEHOLDER,
+            },
+        ));
+        let saved = save_incremental(&mut app);
+        let expected = observe(app.world_mut());
+        if delta_of(&saved).0.compacted.is_some() {
+            compacted += 1;
+        }
+        assert_same(&loaded(dir.path()), &expected, &format!("round {round}"));
+    }
+    assert!(compacted >= 2, "compacted {compacted} times");
+}
+
+/// A component whose serialization fails while `FAIL` is set.
+#[derive(Component, Clone, Debug, PartialEq, Deserialize)]
+struct Flaky(u32);
+
+static FAIL: AtomicBool = AtomicBool::new(false);
+
+impl Serialize for Flaky {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if FAIL.load(Ordering::SeqCst) {
+            return Err(serde::ser::Error::custom("flaky today"));
+        }
+        self.0.serialize(s)
+    }
+}
+
+#[test]
+fn a_failed_delta_leaves_the_slot_as_it_was_and_the_next_save_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    app.save_component::<Flaky>();
+    let flaky = app.world_mut().spawn((Saveable, Flaky(1))).id();
+    build_world(app.world_mut(), 100);
+    save_incremental(&mut app);
+    app.world_mut().get_mut::<Flaky>(flaky).unwrap().0 = 2;
+    save_incremental(&mut app);
+    let before = loaded(dir.path());
+
+    app.world_mut().get_mut::<Flaky>(flaky).unwrap().0 = 3;
+    FAIL.store(true, Ordering::SeqCst);
+    app.world_mut().commands().save_incremental(SLOT);
+    app.update();
+    settle(&mut app);
+    FAIL.store(false, Ordering::SeqCst);
+    let failed = drain::<SaveFailed>(&mut app);
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].error.to_string().contains("flaky today"),
+        "{}",
+        failed[0].error
+    );
+    assert!(drain::<Saved>(&mut app).is_empty());
+    // The slot holds its last delta still.
+    assert_eq!(loaded(dir.path()), before);
+    let manager = app
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager();
+    assert_eq!(manager.info(SLOT).unwrap().deltas, 1);
+
+    // The change the failed delta held is not lost: the next save is a full one.
+    let next = save_incremental(&mut app);
+    assert!(matches!(next.written, Written::Full(_)), "{next:?}");
+    let mut load = app_with(builder(dir.path()));
+    load.save_component::<Flaky>();
+    load.world_mut().commands().load(SLOT);
+    load.update();
+    let world = load.world_mut();
+    let values: Vec<u32> = world.query::<&Flaky>().iter(world).map(|f| f.0).collect();
+    assert_eq!(values, [3]);
+}

@@ -350,6 +350,55 @@ fn the_slot_changing_behind_the_managers_back_gives_a_full_save_not_a_wrong_delt
 }
 
 #[test]
+fn a_compaction_by_the_manager_keeps_its_deltas_going_and_one_by_another_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = plain_manager(dir.path());
+    let slot = SlotId::Numbered(3);
+    let mut game = world(20);
+    manager.save_state(slot, &game).unwrap();
+    game.entities.get_mut("00001").unwrap().hp = 1;
+    assert!(
+        manager
+            .save_state_incremental(slot, &game)
+            .unwrap()
+            .is_delta()
+    );
+
+    // This manager compacts: the new base holds what its fingerprints describe.
+    let compacted = manager.compact(slot).unwrap();
+    game.entities.get_mut("00002").unwrap().hp = 2;
+    let report = manager.save_state_incremental(slot, &game).unwrap();
+    assert!(report.is_delta(), "{:?}", report.written);
+    assert_eq!(report.changed, ["e/00002"]);
+    // In the background too (the path a game's frame takes).
+    game.entities.get_mut("00003").unwrap().hp = 3;
+    manager.compact(slot).unwrap();
+    let handle = manager.save_state_incremental_in_background(slot, &game, ["e/00003"]);
+    assert!(handle.wait().is_ok());
+    assert!(manager.flush().is_empty());
+    assert!(manager.info(slot).unwrap().deltas == 1);
+
+    // Another manager compacts after saving a change of its own: stale, so a full save.
+    let other = plain_manager(dir.path());
+    let mut theirs = world(20);
+    theirs.entities.get_mut("00009").unwrap().hp = 99;
+    other.save_state_incremental(slot, &theirs).unwrap();
+    other.compact(slot).unwrap();
+    game.entities.get_mut("00004").unwrap().hp = 4;
+    let report = manager.save_state_incremental(slot, &game).unwrap();
+    assert!(
+        matches!(report.written, Written::Full { .. }),
+        "{:?}",
+        report.written
+    );
+    let mut loaded = world(20);
+    manager.load_state(slot, &mut loaded).unwrap();
+    assert_eq!(loaded.entities.get("00009").unwrap().hp, 10);
+    assert_eq!(loaded.entities.get("00004").unwrap().hp, 4);
+    assert!(compacted.generation > 0);
+}
+
+#[test]
 fn an_incremental_save_with_nothing_changed_writes_nothing() {
     // Issue 26, hole 6: on 1c7407f an empty delta was appended, the journal grew, and the
     // load menu's delta count went up.

@@ -668,7 +668,7 @@ impl Engine {
             > base_len.saturating_mul(u64::from(self.compact_percent))
         {
             match self.compact_locked(slot, &held) {
-                Ok(saved) => report.compacted = Some(saved),
+                Ok((saved, _)) => report.compacted = Some(saved),
                 Err(e) => report.compaction_error = Some(e),
             }
         }
@@ -684,8 +684,9 @@ impl Engine {
             .map_or_else(|| base.metadata.clone(), |h| h.metadata)
     }
 
-    /// Merges the slot's base and deltas into a new base, with the slot's lock taken.
-    pub(super) fn compact(&self, slot: SlotId) -> Result<SaveReport> {
+    /// Merges the slot's base and deltas into a new base, with the slot's lock taken; also
+    /// returns the generation and the delta count it merged.
+    pub(super) fn compact(&self, slot: SlotId) -> Result<(SaveReport, (u64, u32))> {
         let held = lock_slot(&self.files, &slot.file_name())?;
         self.compact_locked(slot, &held)
     }
@@ -695,8 +696,9 @@ impl Engine {
     /// would roll the slot back and drop them for good. Its load is under the lock, so a
     /// damaged base is damage on the disk, not a save half-way through; and it never applies
     /// a delta whose store failed (see [`journal`](super::journal)).
-    fn compact_locked(&self, slot: SlotId, held: &StorageLock) -> Result<SaveReport> {
+    fn compact_locked(&self, slot: SlotId, held: &StorageLock) -> Result<(SaveReport, (u64, u32))> {
         let loaded = self.load_locked(slot, held)?;
+        let merged = (loaded.report.header.generation, loaded.report.deltas);
         if let Some(backup) = loaded.report.recovered_from_backup {
             let problem = loaded.report.primary_problem.unwrap_or_default();
             return Err(Error::FullSaveNeeded {
@@ -707,7 +709,7 @@ impl Engine {
                 ),
             });
         }
-        self.save_locked(slot, &loaded.snapshot)
+        Ok((self.save_locked(slot, &loaded.snapshot)?, merged))
     }
 
     /// The slot's base, checked in full: deltas may only be appended to a sound base at the

@@ -510,7 +510,10 @@ impl SaveLoadManager {
     /// As for [`load`](Self::load) and [`save`](Self::save).
     pub fn compact(&self, slot: SlotId) -> Result<SaveReport> {
         self.background.wait_for(slot);
-        self.engine.compact(slot)
+        let (report, merged) = self.engine.compact(slot)?;
+        // The new base holds what the base and deltas held: fingerprints of them still stand.
+        self.baselines.compacted(slot, merged, report.generation);
+        Ok(report)
     }
 
     /// Saves `snapshot` to the autosave rotation: its first empty slot, or else the one

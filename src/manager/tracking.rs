@@ -138,6 +138,17 @@ impl Baselines {
         lock(&self.slots).insert(slot, Known::Baseline(baseline));
     }
 
+    /// The slot's base and deltas, at generation and count `merged`, were compacted into
+    /// base `generation`: fingerprints taken of exactly them now stand for that base.
+    pub(super) fn compacted(&self, slot: SlotId, merged: (u64, u32), generation: u64) {
+        if let Some(Known::Baseline(b)) = lock(&self.slots).get_mut(&slot)
+            && (b.generation, b.deltas) == merged
+        {
+            b.generation = generation;
+            b.deltas = 0;
+        }
+    }
+
     /// Does the manager know, or expect to know, what `slot` holds?
     fn knows(&self, slot: SlotId) -> bool {
         lock(&self.slots).contains_key(&slot)

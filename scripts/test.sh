@@ -44,7 +44,11 @@ if [ "${SAVEGAME_SKIP_INSTALL:-0}" != 1 ]; then
     command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
     # The Bevy example as a real app (bevy/app): a virtual X server, and Mesa's Vulkan drivers
     # (lavapipe renders on the CPU where there is no GPU).
+    # xvfb-run needs xauth, and the server its base fonts: both only recommended by Debian's
+    # xvfb, which an install without recommends leaves out.
     command -v xvfb-run >/dev/null 2>&1 || missing+=(xvfb)
+    command -v xauth >/dev/null 2>&1 || missing+=(xauth)
+    dpkg -s xfonts-base >/dev/null 2>&1 || missing+=(xfonts-base)
     dpkg -s mesa-vulkan-drivers >/dev/null 2>&1 || missing+=(mesa-vulkan-drivers)
     if [ ${#missing[@]} -gt 0 ]; then
         t=$(date +%s)

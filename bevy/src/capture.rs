@@ -91,9 +91,11 @@ pub(crate) struct FullCopy {
 pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCopy, SaveError> {
     let snapshot = template(world, metadata)?;
     let mut query = world.query_filtered::<(Entity, &SaveId), With<Saveable>>();
-    let mut entities: Vec<(Entity, u32)> = Vec::new();
+    let iter = query.iter(world);
+    // The filters are archetypal, so the upper bound is the count: the vector never grows.
+    let mut entities: Vec<(Entity, u32)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
     let mut top = None;
-    for (entity, id) in query.iter(world) {
+    for (entity, id) in iter {
         top = top.max(Some(id.get()));
         entities.push((entity, id.get()));
     }

@@ -46,12 +46,15 @@ impl<T: Component + Clone> Copied<T> {
     /// Copies every saved entity's `T` (its references not mapped yet: the worker maps them).
     pub(crate) fn all(world: &mut World) -> Self {
         let mut query = world.query_filtered::<(Entity, &SaveId, &T), With<Saveable>>();
+        let iter = query.iter(world);
+        // The filters are archetypal, so the upper bound is the count: no vector grows.
+        let count = iter.size_hint().1.unwrap_or(0);
         let mut copied = Copied {
-            ids: Vec::new(),
-            entities: Vec::new(),
-            values: Vec::new(),
+            ids: Vec::with_capacity(count),
+            entities: Vec::with_capacity(count),
+            values: Vec::with_capacity(count),
         };
-        for (entity, id, value) in query.iter(world) {
+        for (entity, id, value) in iter {
             copied.ids.push(id.get());
             copied.entities.push(entity);
             copied.values.push(value.clone());

@@ -176,14 +176,7 @@ fn load_with_deltas(c: &mut Criterion) {
 fn chunks() -> Registry<World> {
     let world = World::generate(ENTITIES, 6);
     let mut chunks: Registry<World> = Registry::new().with_prefix("chunk/");
-    for (i, part) in world.entities.chunks(100).enumerate() {
-        let chunk = World {
-            entities: part.to_vec(),
-            names: part
-                .iter()
-                .filter_map(|e| world.names.get(&e.id).map(|n| (e.id, n.clone())))
-                .collect(),
-        };
+    for (i, chunk) in world.chunks(100).into_iter().enumerate() {
         chunks.register(format!("{i:04}"), chunk).unwrap();
     }
     chunks

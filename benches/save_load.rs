@@ -388,14 +388,7 @@ fn bench_workload<O: Originator + Default + Sync>(
 fn chunked_world(c: &mut Criterion) {
     let world = World::generate(100_000, 1);
     let mut chunks: Registry<World> = Registry::new();
-    for (i, part) in world.entities.chunks(100).enumerate() {
-        let chunk = World {
-            entities: part.to_vec(),
-            names: part
-                .iter()
-                .filter_map(|e| world.names.get(&e.id).map(|n| (e.id, n.clone())))
-                .collect(),
-        };
+    for (i, chunk) in world.chunks(100).into_iter().enumerate() {
         chunks.register(format!("chunk-{i:04}"), chunk).unwrap();
     }
     let variant = Variant {

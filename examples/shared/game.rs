@@ -157,6 +157,21 @@ impl World {
         }
         world
     }
+
+    /// The world cut into worlds of `size` entities each, in order, each with its entities'
+    /// names: the chunks an open-world game keeps as one memento each.
+    pub fn chunks(&self, size: usize) -> Vec<World> {
+        self.entities
+            .chunks(size)
+            .map(|part| World {
+                entities: part.to_vec(),
+                names: part
+                    .iter()
+                    .filter_map(|e| self.names.get(&e.id).map(|n| (e.id, n.clone())))
+                    .collect(),
+            })
+            .collect()
+    }
 }
 
 /// A world kept as one memento per entity, with dirty flags: what incremental saves are for.

@@ -215,6 +215,48 @@ pub struct ChangesReport {
 }
 
 impl ChangesReport {
+    /// A full save of `snapshot`, for `reason`.
+    fn full(slot: SlotId, report: SaveReport, reason: String, snapshot: &Snapshot) -> Self {
+        ChangesReport {
+            slot,
+            written: Written::Full { report, reason },
+            wrote: true,
+            changed: snapshot.ids().map(str::to_owned).collect(),
+            deleted: Vec::new(),
+            unchanged: 0,
+        }
+    }
+
+    /// Nothing written: the state is what the slot holds.
+    fn nothing(slot: SlotId, deleted: Vec<String>, unchanged: usize) -> Self {
+        ChangesReport {
+            slot,
+            written: Written::Nothing,
+            wrote: false,
+            changed: Vec::new(),
+            deleted,
+            unchanged,
+        }
+    }
+
+    /// A delta of the `changed` and `deleted` ids.
+    fn delta(
+        slot: SlotId,
+        report: DeltaReport,
+        changed: Vec<String>,
+        deleted: Vec<String>,
+        unchanged: usize,
+    ) -> Self {
+        ChangesReport {
+            slot,
+            written: Written::Delta(report),
+            wrote: true,
+            changed,
+            deleted,
+            unchanged,
+        }
+    }
+
     /// Was the state written as a delta?
     #[must_use]
     pub fn is_delta(&self) -> bool {
@@ -412,14 +454,7 @@ pub(super) fn save_state_incremental(
     let full = |reason: String| -> Result<ChangesReport> {
         let (report, baseline) = full_save_now(m, slot, &snapshot)?;
         m.baselines.put(slot, baseline);
-        Ok(ChangesReport {
-            slot,
-            written: Written::Full { report, reason },
-            wrote: true,
-            changed: snapshot.ids().map(str::to_owned).collect(),
-            deleted: Vec::new(),
-            unchanged: 0,
-        })
+        Ok(ChangesReport::full(slot, report, reason, &snapshot))
     };
     if let Some(reason) = stale(&m.engine, slot, baseline.as_ref(), snapshot.codec()) {
         return full(reason);
@@ -465,14 +500,7 @@ pub(super) fn save_state_incremental(
     {
         // Nothing to write: an empty delta would only grow the journal.
         m.baselines.put(slot, baseline);
-        return Ok(ChangesReport {
-            slot,
-            written: Written::Nothing,
-            wrote: false,
-            changed: Vec::new(),
-            deleted,
-            unchanged,
-        });
+        return Ok(ChangesReport::nothing(slot, deleted, unchanged));
     }
     for id in &deleted {
         delta.mark_deleted(id)?;
@@ -487,14 +515,9 @@ pub(super) fn save_state_incremental(
     };
     let changed = baseline.advance(&report, changed, &deleted, snapshot.metadata());
     m.baselines.put(slot, baseline);
-    Ok(ChangesReport {
-        slot,
-        written: Written::Delta(report),
-        wrote: true,
-        changed,
-        deleted,
-        unchanged,
-    })
+    Ok(ChangesReport::delta(
+        slot, report, changed, deleted, unchanged,
+    ))
 }
 
 /// The game thread's part of
@@ -523,18 +546,12 @@ pub(super) fn save_state_incremental_in_background<S: SaveState + ?Sized>(
                 move |engine| match full_save(engine, slot, &snapshot) {
                     Ok((report, baseline)) => {
                         baselines.put(slot, baseline);
-                        Ok(ChangesReport {
+                        Ok(ChangesReport::full(
                             slot,
-                            written: Written::Full {
-                                report,
-                                reason: "the manager had not saved or loaded a state in this slot"
-                                    .into(),
-                            },
-                            wrote: true,
-                            changed: snapshot.ids().map(str::to_owned).collect(),
-                            deleted: Vec::new(),
-                            unchanged: 0,
-                        })
+                            report,
+                            "the manager had not saved or loaded a state in this slot".into(),
+                            &snapshot,
+                        ))
                     }
                     Err(e) => {
                         baselines.take(slot);
@@ -602,25 +619,13 @@ fn state_delta(
     if changed.is_empty() && deleted.is_empty() && changes.metadata().shows_as(&baseline.metadata) {
         let unchanged = baseline.mementos.len();
         baselines.put(slot, baseline);
-        return Ok(ChangesReport {
-            slot,
-            written: Written::Nothing,
-            wrote: false,
-            changed: Vec::new(),
-            deleted,
-            unchanged,
-        });
+        return Ok(ChangesReport::nothing(slot, deleted, unchanged));
     }
     let report = engine.save_incremental(slot, &changes)?;
     let changed = baseline.advance(&report, changed, &deleted, changes.metadata());
     let unchanged = baseline.mementos.len().saturating_sub(changed.len());
     baselines.put(slot, baseline);
-    Ok(ChangesReport {
-        slot,
-        written: Written::Delta(report),
-        wrote: true,
-        changed,
-        deleted,
-        unchanged,
-    })
+    Ok(ChangesReport::delta(
+        slot, report, changed, deleted, unchanged,
+    ))
 }

@@ -127,11 +127,7 @@ impl FileSystem for StdFs {
         let file_len = file.seek(SeekFrom::End(0))?;
         let available = file_len.saturating_sub(offset);
         let want = usize::try_from(available).unwrap_or(len).min(len);
-        let mut buf = Vec::with_capacity(want);
-        if want > 0 {
-            read_range(&mut file, offset, want, &mut buf)?;
-        }
-        Ok((buf, file_len))
+        Ok((read_range(&mut file, offset, want)?, file_len))
     }
 
     fn create(&self, path: &Path) -> io::Result<Box<dyn WriteFile>> {
@@ -250,17 +246,12 @@ fn files_of<T>(
     Ok(out)
 }
 
-/// Reads up to `len` bytes of `file` from `offset` into `buf` (fewer at its end): one
-/// positioned read where the platform has them, with no seek before it.
+/// Reads up to `len` bytes of `file` from `offset` (fewer at its end): one positioned read
+/// where the platform has them, with no seek before it.
 #[cfg(unix)]
-fn read_range(
-    file: &mut std::fs::File,
-    offset: u64,
-    len: usize,
-    buf: &mut Vec<u8>,
-) -> io::Result<()> {
+fn read_range(file: &mut std::fs::File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    buf.resize(len, 0);
+    let mut buf = vec![0; len];
     let mut filled = 0;
     while filled < len {
         match file.read_at(&mut buf[filled..], offset + filled as u64) {
@@ -271,17 +262,14 @@ fn read_range(
         }
     }
     buf.truncate(filled);
-    Ok(())
+    Ok(buf)
 }
 
-/// Reads up to `len` bytes of `file` from `offset` into `buf` (fewer at its end).
+/// Reads up to `len` bytes of `file` from `offset` (fewer at its end).
 #[cfg(not(unix))]
-fn read_range(
-    file: &mut std::fs::File,
-    offset: u64,
-    len: usize,
-    buf: &mut Vec<u8>,
-) -> io::Result<()> {
+fn read_range(file: &mut std::fs::File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(len);
     file.seek(SeekFrom::Start(offset))?;
-    file.take(len as u64).read_to_end(buf).map(drop)
+    file.take(len as u64).read_to_end(&mut buf)?;
+    Ok(buf)
 }

@@ -12,11 +12,11 @@
 
 use std::ops::Range;
 
-use bevy_ecs::change_detection::{DetectChanges, Tick};
+use bevy_ecs::change_detection::Tick;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{With, Without};
-use bevy_ecs::world::{Mut, Ref, World};
+use bevy_ecs::query::{Changed, Has, With, Without};
+use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, Snapshot};
 
 use crate::entry::{Column, Info, SaveRegistry, changed_component, entity_memento_id};
@@ -315,15 +315,15 @@ pub(crate) fn copy_delta(
         give_ids(world, &fresh)?;
     }
     let since = mark.tick;
-    changed_component::<Saveable>(world, since, now, &mut changed);
-    changed_component::<ChildOf>(world, since, now, &mut changed);
+    changed_component::<Saveable>(world, since, &mut changed);
+    changed_component::<ChildOf>(world, since, &mut changed);
     // A parent whose children were reordered: each saved child's place changed.
-    let mut query = world.query::<Ref<Children>>();
-    for list in query.iter(world) {
-        if list.last_changed().is_newer_than(since, now) {
-            changed.extend_from_slice(&list);
+    world.last_change_tick_scope(since, |world| {
+        let mut query = world.query_filtered::<&Children, Changed<Children>>();
+        for list in query.iter(world) {
+            changed.extend_from_slice(list);
         }
-    }
+    });
     let mut removed: Vec<(Entity, u32)> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
@@ -337,22 +337,11 @@ pub(crate) fn copy_delta(
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {
         registry.check()?;
         for entry in &registry.components {
-            (entry.changed)(world, since, now, &mut changed);
+            (entry.changed)(world, since, &mut changed);
         }
         changed.sort_unstable();
         changed.dedup();
-        let mut written: Vec<(Entity, u32)> = Vec::with_capacity(changed.len());
-        let mut records = Vec::with_capacity(changed.len());
-        for entity in changed {
-            let Ok(e) = world.get_entity(entity) else {
-                continue;
-            };
-            let (Some(id), true) = (e.get::<SaveId>(), e.contains::<Saveable>()) else {
-                continue;
-            };
-            written.push((entity, id.get()));
-            records.push((id.get(), record_of(world, entity)?));
-        }
+        let (written, records) = records_of(world, &changed)?;
         let mut gone: Vec<u32> = removed
             .iter()
             .filter(|(entity, id)| {
@@ -413,32 +402,64 @@ fn saved_count(world: &World) -> usize {
         .sum()
 }
 
-/// A saved entity's record: its parent's id (given one if it has none) and its place among
-/// the parent's children.
-fn record_of(world: &mut World, entity: Entity) -> Result<EntityRecord, SaveError> {
-    let Some(parent) = world.get::<ChildOf>(entity).map(ChildOf::parent) else {
-        return Ok(EntityRecord {
-            saved: true,
-            parent: None,
-            position: None,
-        });
-    };
-    let position = world
-        .get::<Children>(parent)
-        .and_then(|list| list.iter().position(|c| *c == entity))
-        .map(|p| u32::try_from(p).unwrap_or(u32::MAX));
-    let id = match world.get::<SaveId>(parent) {
-        Some(id) => id.get(),
-        None => give_ids(world, &[parent])?
-            .first()
-            .map(|(_, id)| *id)
-            .ok_or(SaveError::IdsExhausted)?,
-    };
-    Ok(EntityRecord {
-        saved: true,
-        parent: Some(id),
-        position,
-    })
+/// A delta's written entities with their ids, and their records by id.
+type Records = (Vec<(Entity, u32)>, Vec<(u32, EntityRecord)>);
+
+/// The saved entities among `changed` (with their ids) and their records: each one's parent's
+/// id (a parent without one is given one) and its place among the parent's children.
+fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveError> {
+    let mut written: Vec<(Entity, u32)> = Vec::with_capacity(changed.len());
+    let mut records: Vec<(u32, EntityRecord)> = Vec::with_capacity(changed.len());
+    // Records whose parent has no id yet: their index, and the parent.
+    let mut orphans: Vec<(usize, Entity)> = Vec::new();
+    {
+        // Query states find each entity's components without looking their columns up by
+        // type each time, as `World::get` does.
+        let saved = world.query::<(&SaveId, Has<Saveable>, Option<&ChildOf>)>();
+        let parents = world.query::<(Option<&Children>, Option<&SaveId>)>();
+        let (saved, parents) = (saved.query_manual(world), parents.query_manual(world));
+        for &entity in changed {
+            let Ok((id, true, link)) = saved.get(entity) else {
+                continue;
+            };
+            written.push((entity, id.get()));
+            let mut record = EntityRecord {
+                saved: true,
+                parent: None,
+                position: None,
+            };
+            if let Some(link) = link {
+                let parent = link.parent();
+                let (list, parent_id) = parents.get(parent).unwrap_or((None, None));
+                record.position = list
+                    .and_then(|list| list.iter().position(|c| *c == entity))
+                    .map(|p| u32::try_from(p).unwrap_or(u32::MAX));
+                match parent_id {
+                    Some(parent_id) => record.parent = Some(parent_id.get()),
+                    None => orphans.push((records.len(), parent)),
+                }
+            }
+            records.push((id.get(), record));
+        }
+    }
+    if !orphans.is_empty() {
+        let mut parents: Vec<Entity> = orphans.iter().map(|(_, parent)| *parent).collect();
+        parents.sort_unstable();
+        parents.dedup();
+        let given = give_ids(world, &parents)?;
+        for (index, parent) in orphans {
+            let id = given
+                .binary_search_by_key(&parent, |(e, _)| *e)
+                .ok()
+                .and_then(|at| given.get(at))
+                .map(|(_, id)| *id)
+                .ok_or(SaveError::IdsExhausted)?;
+            if let Some((_, record)) = records.get_mut(index) {
+                record.parent = Some(id);
+            }
+        }
+    }
+    Ok((written, records))
 }
 
 impl DeltaCopy {

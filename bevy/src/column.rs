@@ -44,16 +44,23 @@ pub(crate) struct Copied<T> {
 
 impl<T: Component + Clone> Copied<T> {
     /// Copies every saved entity's `T` (its references not mapped yet: the worker maps them).
-    pub(crate) fn all(world: &mut World) -> Self {
-        let mut query = world.query_filtered::<(Entity, &SaveId, &T), With<Saveable>>();
+    pub(crate) fn all(world: &World) -> Self {
+        let mut copied = Copied {
+            ids: Vec::new(),
+            entities: Vec::new(),
+            values: Vec::new(),
+        };
+        // No state: the world has never had a `T` or a saved entity, so none has one.
+        let Some(mut query) = world.try_query_filtered::<(Entity, &SaveId, &T), With<Saveable>>()
+        else {
+            return copied;
+        };
         let iter = query.iter(world);
         // The filters are archetypal, so the upper bound is the count: no vector grows.
         let count = iter.size_hint().1.unwrap_or(0);
-        let mut copied = Copied {
-            ids: Vec::with_capacity(count),
-            entities: Vec::with_capacity(count),
-            values: Vec::with_capacity(count),
-        };
+        copied.ids.reserve_exact(count);
+        copied.entities.reserve_exact(count);
+        copied.values.reserve_exact(count);
         for (entity, id, value) in iter {
             copied.ids.push(id.get());
             copied.entities.push(entity);
@@ -72,8 +79,14 @@ impl<T: Component + Clone> Copied<T> {
             entities: Vec::new(),
             values: Vec::new(),
         };
+        // A query's state looks each entity up without finding `T`'s column by its type
+        // again, as `World::get` does.
+        let Some(state) = world.try_query::<&T>() else {
+            return copied;
+        };
+        let query = state.query_manual(world);
         for (entity, id) in entities {
-            if let Some(value) = world.get::<T>(*entity) {
+            if let Ok(value) = query.get(*entity) {
                 let mut value = value.clone();
                 T::map_entities(&mut value, &mut mapper);
                 copied.ids.push(*id);
@@ -99,7 +112,7 @@ impl<T: Component> Copied<T> {
 }
 
 /// Copies every saved entity's `T` ([`Copied::all`]).
-pub(crate) fn copy_all<T: Component + Serialize + Clone>(world: &mut World) -> Box<dyn Column> {
+pub(crate) fn copy_all<T: Component + Serialize + Clone>(world: &World) -> Box<dyn Column> {
     Box::new(Copied::<T>::all(world))
 }
 

@@ -10,9 +10,9 @@ use bevy_app::App;
 use bevy_ecs::change_detection::{DetectChanges, Tick};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::With;
+use bevy_ecs::query::{Changed, With};
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::{Ref, World};
+use bevy_ecs::world::World;
 
 use crate::error::SaveError;
 use crate::ids::{EntityIds, IdMap, Saveable};
@@ -85,13 +85,13 @@ pub(crate) type RemoveFn = fn(&mut World, Entity);
 pub(crate) struct ComponentEntry {
     pub(crate) info: Info,
     /// Copies every saved entity's value (for a full save).
-    pub(crate) copy_all: fn(&mut World) -> Box<dyn Column>,
+    pub(crate) copy_all: fn(&World) -> Box<dyn Column>,
     /// Copies the values of these saved entities, references mapped (for a delta); adds the
     /// references to unsaved entities to the count.
     pub(crate) copy_some: CopySomeFn,
-    /// Adds the saved entities whose value was added or changed since the first tick (up to
-    /// the second) to the list.
-    pub(crate) changed: fn(&mut World, Tick, Tick, &mut Vec<Entity>),
+    /// Adds the saved entities whose value was added or changed since the tick (up to the
+    /// world's change tick) to the list.
+    pub(crate) changed: fn(&mut World, Tick, &mut Vec<Entity>),
     /// Decodes the type's values from a snapshot: its column, and the per-entity mementos of
     /// the ids given (entities a delta rewrote, ascending). The world is read, not changed
     /// (a reflected type's registry is in it).
@@ -146,16 +146,14 @@ impl SaveRegistry {
 pub(crate) fn changed_component<T: Component>(
     world: &mut World,
     since: Tick,
-    now: Tick,
     out: &mut Vec<Entity>,
 ) {
-    let mut query = world.query_filtered::<(Entity, Ref<T>), With<Saveable>>();
-    out.extend(
-        query
-            .iter(world)
-            .filter(|(_, value)| value.last_changed().is_newer_than(since, now))
-            .map(|(entity, _)| entity),
-    );
+    // Bevy's `Changed` filter reads the column's change ticks alone (no value, no `Ref`),
+    // against the world's last change tick, which is `since` for the pass.
+    world.last_change_tick_scope(since, |world| {
+        let mut query = world.query_filtered::<Entity, (With<Saveable>, Changed<T>)>();
+        out.extend(query.iter(world));
+    });
 }
 
 pub(crate) fn changed_resource<R: Resource>(world: &World, since: Tick, now: Tick) -> bool {

@@ -91,6 +91,38 @@ fn a_saved_child_of_an_unsaved_parent_keeps_its_link() {
     assert!(world.get::<ChildOf>(a).is_none());
 }
 
+#[test]
+fn saved_children_moved_under_a_new_unsaved_parent_keep_the_link_after_a_delta() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let world = app.world_mut();
+    let a = world.spawn((Saveable, Label("a".into()))).id();
+    let b = world.spawn((Saveable, Label("b".into()))).id();
+    world.spawn((Saveable, Label("c".into())));
+    save(&mut app, true);
+    // A new unsaved root without an id; two saved children move under it, so one delta
+    // writes two records naming a parent that has no id yet.
+    let world = app.world_mut();
+    let root = world.spawn(Label("root".into())).id();
+    world.entity_mut(b).insert(ChildOf(root));
+    world.entity_mut(a).insert(ChildOf(root));
+    save(&mut app, true);
+    let world = app.world_mut();
+    let root_id = world.get::<SaveId>(root).copied().unwrap();
+    assert!(world.get::<Saveable>(root).is_none());
+    assert_eq!(names(world, root), ["b", "a"]);
+
+    // The root comes back in a new session with its id: both children hang from it, in
+    // their order.
+    let mut next = common::app(dir.path());
+    let root = next.world_mut().spawn((Label("root".into()), root_id)).id();
+    load(&mut next);
+    assert_eq!(names(next.world(), root), ["b", "a"]);
+    let world = next.world_mut();
+    let c = labelled(world, "c");
+    assert!(world.get::<ChildOf>(c).is_none());
+}
+
 /// A saved parent with children saved and unsaved, in this order: `u1, s1, u2, s2, u3`.
 fn family(world: &mut World) -> Entity {
     let parent = world.spawn((Saveable, Label("parent".into()))).id();

@@ -287,6 +287,12 @@ pub(crate) struct DeltaCopy {
     snapshot: Snapshot,
     /// The entities it writes: their ids and records.
     written: Vec<(u32, EntityRecord)>,
+    /// The values a written entity may have lost since the slot's last save, by its id: one
+    /// registered component's (by its index in the registry), or every one's (`None`: the
+    /// entity stopped being saved in between). Only these can have a memento of an earlier
+    /// delta to delete: a written entity's other values are its column's in the base, which
+    /// a load reads for no entity a delta wrote.
+    deletions: Vec<(u32, Option<usize>)>,
     /// The ids it removes.
     removed: Vec<u32>,
     next: u32,
@@ -325,13 +331,15 @@ pub(crate) fn copy_delta(
         }
     });
     let mut removed: Vec<(Entity, u32)> = Vec::new();
+    // What left saved entities since the mark: the entity itself (`None`) or one component.
+    let mut lost: Vec<(Entity, Option<usize>)> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
-            if removal.left {
-                removed.push((removal.entity, removal.id));
-            } else {
-                changed.push(removal.entity);
+            match removal.component {
+                None => removed.push((removal.entity, removal.id)),
+                Some(_) => changed.push(removal.entity),
             }
+            lost.push((removal.entity, removal.component));
         }
     }
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {
@@ -342,6 +350,16 @@ pub(crate) fn copy_delta(
         changed.sort_unstable();
         changed.dedup();
         let (written, records) = records_of(world, &changed)?;
+        // `written` is in the order of the entities.
+        let mut deletions: Vec<(u32, Option<usize>)> = lost
+            .iter()
+            .filter_map(|(entity, which)| {
+                let at = written.binary_search_by_key(entity, |(e, _)| *e).ok()?;
+                written.get(at).map(|(_, id)| (*id, *which))
+            })
+            .collect();
+        deletions.sort_unstable();
+        deletions.dedup();
         let mut gone: Vec<u32> = removed
             .iter()
             .filter(|(entity, id)| {
@@ -371,6 +389,7 @@ pub(crate) fn copy_delta(
         Ok(DeltaCopy {
             snapshot,
             written: records,
+            deletions,
             removed: gone,
             next: world.get_resource::<NextSaveId>().map_or(0, |n| n.0),
             columns,
@@ -464,7 +483,7 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
 
 impl DeltaCopy {
     /// Makes the delta's snapshot (on the manager's worker): a record and the values of each
-    /// written entity, the deletion of the values it no longer has, a record for each removed
+    /// written entity, the deletion of the values it lost since the last save, a record for each removed
     /// one, the next id and the changed resources.
     ///
     /// # Errors
@@ -473,6 +492,7 @@ impl DeltaCopy {
         let DeltaCopy {
             mut snapshot,
             written,
+            deletions,
             removed,
             next,
             columns,
@@ -499,14 +519,18 @@ impl DeltaCopy {
                 snapshot.mark_deleted(&id)?;
             }
         }
-        let mut written_ids: Vec<u32> = written.iter().map(|(id, _)| *id).collect();
-        written_ids.sort_unstable();
-        for (info, column) in columns {
+        for (index, (info, column)) in columns.into_iter().enumerate() {
             let mut has: Vec<u32> = column.ids().to_vec();
             has.sort_unstable();
             column.write_each(&mut snapshot, &info)?;
-            for entity in written_ids.iter().filter(|e| has.binary_search(e).is_err()) {
-                entity_memento_id(&mut id, &info.id, *entity);
+            let lost = deletions
+                .iter()
+                .filter(|(entity, which)| {
+                    which.is_none_or(|w| w == index) && has.binary_search(entity).is_err()
+                })
+                .map(|(entity, _)| *entity);
+            for entity in lost {
+                entity_memento_id(&mut id, &info.id, entity);
                 snapshot.mark_deleted(&id)?;
             }
         }

@@ -175,11 +175,10 @@ pub(crate) fn short_name(full: &str) -> String {
 /// Adds a component entry, and the observer that notes when the type leaves a saved entity
 /// (for incremental saves).
 pub(crate) fn register_component<T: Component>(app: &mut App, entry: ComponentEntry) {
-    tracking::watch_removals::<T>(app);
-    app.world_mut()
-        .get_resource_or_init::<SaveRegistry>()
-        .components
-        .push(entry);
+    let mut registry = app.world_mut().get_resource_or_init::<SaveRegistry>();
+    let index = registry.components.len();
+    registry.components.push(entry);
+    tracking::watch_removals::<T>(app, index);
 }
 
 #[cfg(test)]

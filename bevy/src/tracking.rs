@@ -35,9 +35,9 @@ pub(crate) struct Removal {
     seq: u64,
     pub(crate) entity: Entity,
     pub(crate) id: u32,
-    /// The entity stopped being saved (despawned, or its `Saveable` removed); otherwise one
-    /// of its registered components was removed.
-    pub(crate) left: bool,
+    /// What left: the entity itself (`None`: despawned, or its `Saveable` removed), or the
+    /// registered component of this index in the registry.
+    pub(crate) component: Option<usize>,
 }
 
 /// The incremental saves' memory: a mark per slot, and the removal log.
@@ -73,7 +73,7 @@ impl Incremental {
         &self.log[from..]
     }
 
-    fn note(&mut self, entity: Entity, id: u32, left: bool) {
+    fn note(&mut self, entity: Entity, id: u32, component: Option<usize>) {
         if self.slots.is_empty() {
             return;
         }
@@ -83,7 +83,7 @@ impl Incremental {
             seq,
             entity,
             id,
-            left,
+            component,
         });
         if self.log.len() > LOG_LIMIT {
             let oldest = self
@@ -109,16 +109,17 @@ impl Incremental {
     }
 }
 
-/// Notes the saved entities that lose `T` (by a removal, or a despawn).
-pub(crate) fn watch_removals<T: Component>(app: &mut App) {
+/// Notes the saved entities that lose `T`, the registry's component number `index` (by a
+/// removal, or a despawn).
+pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
-        |removed: On<Remove<T>>,
-         ids: Query<&SaveId, With<Saveable>>,
-         mut incremental: ResMut<Incremental>| {
+        move |removed: On<Remove<T>>,
+              ids: Query<&SaveId, With<Saveable>>,
+              mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), false);
+                incremental.note(entity, id.get(), Some(index));
             }
         },
     );
@@ -133,7 +134,7 @@ pub(crate) fn watch_saveable(app: &mut App) {
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), true);
+                incremental.note(entity, id.get(), None);
             }
         },
     );
@@ -148,12 +149,12 @@ mod tests {
     #[test]
     fn the_log_keeps_what_a_marked_slot_has_not_seen_and_nothing_else() {
         let mut inc = Incremental::default();
-        inc.note(Entity::PLACEHOLDER, 1, true);
+        inc.note(Entity::PLACEHOLDER, 1, None);
         assert!(inc.log.is_empty(), "no slot to keep it for");
         inc.mark(SlotId::Numbered(1), Tick::new(5));
-        inc.note(Entity::PLACEHOLDER, 2, true);
+        inc.note(Entity::PLACEHOLDER, 2, None);
         inc.mark(SlotId::Numbered(2), Tick::new(6));
-        inc.note(Entity::PLACEHOLDER, 3, false);
+        inc.note(Entity::PLACEHOLDER, 3, Some(0));
         let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
         let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
         let ids = |m| {

@@ -214,6 +214,62 @@ fn compaction_folds_the_deltas_into_a_base_that_loads_and_takes_deltas() {
     assert!(compacted >= 2, "compacted {compacted} times");
 }
 
+/// A value a delta wrote, then lost, stays lost: removed from a saved entity, removed while the
+/// entity was not saved (its `Saveable` taken off and put back), and across a compaction, which
+/// keeps the earlier delta's value in the new base. A delta deletes only the values its
+/// entities lost since the last save, so each case needs its own deletion.
+#[test]
+fn a_value_an_earlier_delta_wrote_and_the_entity_lost_since_stays_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    build_world(app.world_mut(), 300);
+    save_incremental(&mut app);
+    // Three entities with health and a label.
+    let world = app.world_mut();
+    let mut both: Vec<u32> = world
+        .query_filtered::<&SaveId, (With<Health>, With<Label>)>()
+        .iter(world)
+        .map(|id| id.get())
+        .collect();
+    both.sort_unstable();
+    let [one, two, three] = both[..3] else {
+        panic!("{both:?}")
+    };
+    for id in [one, two, three] {
+        let e = entity(world, id);
+        world.get_mut::<Position>(e).unwrap().x = -5.0;
+    }
+    // The delta writes each one whole: its health and label among its values.
+    save_incremental(&mut app);
+
+    let world = app.world_mut();
+    let removed = entity(world, one);
+    world.entity_mut(removed).remove::<Health>();
+    let unsaved = entity(world, two);
+    world.entity_mut(unsaved).remove::<Saveable>();
+    world.entity_mut(unsaved).remove::<Label>();
+    world.entity_mut(unsaved).insert(Saveable);
+    let expected = observe(app.world_mut());
+    assert!(expected[&one].health.is_none() && expected[&two].label.is_none());
+    let saved = save_incremental(&mut app);
+    let (_, written, _) = delta_of(&saved);
+    assert_same(&loaded(dir.path()), &expected, "after the removals");
+    assert_eq!(written, 2);
+
+    // The earlier deltas folded into a new base; then a loss after it.
+    let manager = app
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager();
+    manager.compact(SLOT).unwrap();
+    let world = app.world_mut();
+    let e = entity(world, three);
+    world.entity_mut(e).remove::<Label>();
+    let expected = observe(app.world_mut());
+    save_incremental(&mut app);
+    assert_same(&loaded(dir.path()), &expected, "after the compaction");
+}
+
 /// A component whose serialization fails while `FAIL` is set.
 #[derive(Component, Clone, Debug, PartialEq, Deserialize)]
 struct Flaky(u32);

@@ -13,7 +13,7 @@
 //! | memento | holds |
 //! |---|---|
 //! | `bevy/entity/<id>` | the entity's record: `saved` (false: it was despawned or stopped being saved), `parent`, `position`; it replaces what the full save says of the entity |
-//! | `component/<name>/<id>` | the entity's value of the component (deleted when it has none) |
+//! | `component/<name>/<id>` | the entity's value of each component it has (deleted when it lost the component since the last save: a load reads no base column for an entity a delta wrote) |
 //! | `bevy/next` | `next`, the next id to give out |
 
 use serde::{Deserialize, Serialize};

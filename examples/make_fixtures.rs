@@ -10,6 +10,9 @@
 //! `stamina` to `energy` and adds `title: "wanderer"`. Its expected state, converted by hand,
 //! is `format2-mementos.expected.json`.
 //!
+//! Format version 3 adds the `format3-*` files: the same schema-v3 state plain, encrypted and
+//! integrity-only.
+//!
 //! Fixtures are committed once and never regenerated: this program only writes files that do
 //! not exist yet. A new schema version adds its fixtures by running it again.
 //!
@@ -106,6 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
     }
     format2(out)?;
+    format3(out)?;
     Ok(())
 }
 
@@ -217,6 +221,43 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         &out.join("format2-mementos.expected.json"),
         expected.as_bytes(),
     )?;
+    Ok(())
+}
+
+/// The format-3 fixtures: the schema-v3 state of the `v3-*` files, plain, encrypted (whose
+/// segments' associated data reads the payload length as zero, the one change of format 3) and
+/// integrity-only, in both self-describing codecs.
+fn format3(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let (p1, w1) = v1_state(13, ENTITIES);
+    let mut p2 = expected_v2(&p1);
+    p2.stamina = 55;
+    let state = expected_v3(&p2, &w1);
+    for codec in [Codec::Json, Codec::MessagePack] {
+        for seal in [Seal::Plain, Seal::Aes, Seal::Hmac] {
+            let tmp = tempfile::tempdir()?;
+            let builder = SaveLoadManager::builder()
+                .directory(tmp.path())
+                .codec(codec)
+                .schema_version(3);
+            let manager = match seal {
+                Seal::Plain => builder,
+                Seal::Aes => builder.key(Key::from_bytes(KEY)),
+                Seal::Hmac => builder.integrity_only(Key::from_bytes(KEY)),
+            }
+            .build()?;
+            let mut snapshot: Snapshot = manager
+                .snapshot()
+                .with_label("fixture format 3 v3")
+                .with_app_version("3.0.0")
+                .with_playtime(Duration::from_secs(3600));
+            snapshot.capture_memento("player", &state.player)?;
+            snapshot.capture_memento("inventory", &state.inventory)?;
+            snapshot.capture_memento("world", &state.world)?;
+            let report = manager.save(SlotId::Numbered(1), &snapshot)?;
+            let name = format!("format3-v3-{codec}-{}.sav", seal.name());
+            write_new(&out.join(name), &std::fs::read(report.path)?)?;
+        }
+    }
     Ok(())
 }
 

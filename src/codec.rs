@@ -28,6 +28,7 @@
 //!   against the remaining input.
 
 use std::fmt;
+use std::io;
 use std::str::FromStr;
 
 use serde::Serialize;
@@ -121,6 +122,35 @@ impl Codec {
     /// Encodes `value` at the end of `out`, with no buffer of its own (JSON and MessagePack
     /// write into `out` as they go; bitcode encodes into its own buffer first). On error,
     /// `out` may hold part of the value after its old end.
+    /// Encodes `value` into `out` as it goes: the bytes of [`encode_into`](Self::encode_into),
+    /// handed to `out` in pieces of up to 64 KiB (bitcode's whole, as it encodes at once).
+    pub(crate) fn encode_to_writer<T: Serialize + ?Sized>(
+        self,
+        out: &mut dyn io::Write,
+        value: &T,
+    ) -> Result<(), CodecError> {
+        let wrap = |e: io::Error| CodecError::Codec(Box::new(e));
+        let mut buffered = io::BufWriter::with_capacity(WRITER_BUFFER, out);
+        match self {
+            #[cfg(feature = "json")]
+            Codec::Json => serde_json::to_writer(&mut buffered, value)
+                .map_err(|e| CodecError::Codec(Box::new(e)))?,
+            #[cfg(feature = "msgpack")]
+            Codec::MessagePack => {
+                let mut serializer = rmp_serde::Serializer::new(&mut buffered).with_struct_map();
+                value
+                    .serialize(&mut serializer)
+                    .map_err(|e| CodecError::Codec(Box::new(e)))?;
+            }
+            _ => {
+                let mut bytes = Vec::new();
+                self.encode_into(&mut bytes, value)?;
+                io::Write::write_all(&mut buffered, &bytes).map_err(wrap)?;
+            }
+        }
+        io::Write::flush(&mut buffered).map_err(wrap)
+    }
+
     pub(crate) fn encode_into<T: Serialize + ?Sized>(
         self,
         out: &mut Vec<u8>,
@@ -292,7 +322,21 @@ impl FromStr for Codec {
 pub(crate) trait Encodable {
     /// Encodes the value at the end of `out` (see [`Codec::encode_into`]).
     fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError>;
+
+    /// Encodes the value into `out` as it goes, the same bytes as
+    /// [`encode_into`](Self::encode_into) (a save written as it is encoded). The default
+    /// encodes into a buffer first.
+    fn encode_to_writer(&self, codec: Codec, out: &mut dyn io::Write) -> Result<(), CodecError> {
+        let mut bytes = Vec::new();
+        self.encode_into(codec, &mut bytes)?;
+        out.write_all(&bytes)
+            .map_err(|e| CodecError::Codec(Box::new(e)))
+    }
 }
+
+/// How much an encoding into a writer gathers before it hands the writer a piece: the codecs
+/// write a few bytes at a time, and the writer is a trait object.
+const WRITER_BUFFER: usize = 1 << 16;
 
 /// Why a codec could not encode or decode a value.
 #[derive(Debug)]

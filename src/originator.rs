@@ -219,4 +219,12 @@ impl<O: Originator> Encodable for O {
     fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
         codec.encode_into(out, &MementoOf(self))
     }
+
+    fn encode_to_writer(
+        &self,
+        codec: Codec,
+        out: &mut dyn std::io::Write,
+    ) -> Result<(), CodecError> {
+        codec.encode_to_writer(out, &MementoOf(self))
+    }
 }

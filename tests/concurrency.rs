@@ -645,6 +645,9 @@ mod halfway {
             pause.hold(inode);
             self.file.write_all(rest)
         }
+        fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+            self.file.write_at(offset, bytes)
+        }
         fn sync(&mut self) -> io::Result<()> {
             self.file.sync()
         }

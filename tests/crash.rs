@@ -18,6 +18,8 @@ use savegame::{Error, SaveLoadManager, SlotId};
 
 const SLOT: SlotId = SlotId::Numbered(1);
 const ENTITIES: usize = 40;
+/// A world whose save is written as it is encoded in several segments: over a megabyte.
+const STREAMED: usize = 16_000;
 
 fn primary() -> PathBuf {
     Path::new(SIM_DIR).join(SLOT.file_name())
@@ -61,6 +63,7 @@ fn check_image(
     old: Option<(u64, &[u8])>,
     new: (u64, &[u8]),
     committed: bool,
+    entities: usize,
 ) {
     let manager = manager_after(fs, backups);
     match manager.load(SLOT) {
@@ -68,7 +71,7 @@ fn check_image(
             let bytes = file(fs, &loaded.report.path).expect("the loaded file exists");
             let game = restore_game(&loaded.snapshot).unwrap();
             if bytes == new.1 {
-                assert_eq!(game, expected_game(new.0, ENTITIES));
+                assert_eq!(game, expected_game(new.0, entities));
             } else {
                 let (seed, old_bytes) = old.expect("without an old save only the new one may load");
                 assert_eq!(
@@ -79,6 +82,7 @@ fn check_image(
                     !committed,
                     "the save returned Ok, so the new save must load"
                 );
+                // Earlier saves are of the small world (`save_generations`).
                 assert_eq!(game, expected_game(seed, ENTITIES));
             }
         }
@@ -94,17 +98,17 @@ fn check_image(
     // The game goes on after the crash: the next save works, leaves no temporary file, and
     // loads.
     manager
-        .save(SLOT, &game_snapshot(&manager, 99, ENTITIES))
+        .save(SLOT, &game_snapshot(&manager, 99, entities))
         .unwrap();
     assert_eq!(temp_files(fs), Vec::<PathBuf>::new());
     let loaded = manager.load(SLOT).unwrap();
     assert_eq!(
         restore_game(&loaded.snapshot).unwrap(),
-        expected_game(99, ENTITIES)
+        expected_game(99, entities)
     );
 }
 
-fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
+fn crash_at_every_point(earlier_saves: u64, backups: u32, entities: usize) -> usize {
     let fs = SimFs::new();
     let manager = manager_after(&fs, backups);
     save_generations(&manager, earlier_saves);
@@ -112,7 +116,7 @@ fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
     let start = fs.op_count();
     let new_seed = earlier_saves + 1;
     manager
-        .save(SLOT, &game_snapshot(&manager, new_seed, ENTITIES))
+        .save(SLOT, &game_snapshot(&manager, new_seed, entities))
         .unwrap();
     let end = fs.op_count();
     let new = file(&fs, &primary()).unwrap();
@@ -120,7 +124,14 @@ fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
     for after in start..=end {
         for image in fs.crash_images(after) {
             let old = old.as_deref().map(|b| (earlier_saves, b));
-            check_image(&image.fs, backups, old, (new_seed, &new), after == end);
+            check_image(
+                &image.fs,
+                backups,
+                old,
+                (new_seed, &new),
+                after == end,
+                entities,
+            );
             images += 1;
         }
     }
@@ -129,19 +140,34 @@ fn crash_at_every_point(earlier_saves: u64, backups: u32) -> usize {
 
 #[test]
 fn a_crash_during_the_first_save_leaves_an_empty_slot_or_the_new_save() {
-    assert!(crash_at_every_point(0, 1) > 20);
+    assert!(crash_at_every_point(0, 1, ENTITIES) > 20);
 }
 
 #[test]
 fn a_crash_during_a_save_leaves_the_old_save_or_the_new_one() {
-    assert!(crash_at_every_point(1, 1) > 40);
+    assert!(crash_at_every_point(1, 1, ENTITIES) > 40);
 }
 
 #[test]
 fn a_crash_during_backup_rotation_leaves_the_old_save_or_the_new_one() {
     // Three earlier saves with three backups: the save under test copies (links) bak2 to bak3
     // and bak1 to bak2 before linking the old save as bak1.
-    assert!(crash_at_every_point(3, 3) > 60);
+    assert!(crash_at_every_point(3, 3, ENTITIES) > 60);
+}
+
+/// A save of several segments is written as it is encoded: its first segment and its header
+/// are written last, over the place kept for them. A crash at any point of it leaves the old
+/// save or the new one, and the backups whole.
+#[test]
+fn a_crash_during_a_save_written_as_it_is_encoded_leaves_the_old_save_or_the_new_one() {
+    assert!(crash_at_every_point(1, 2, STREAMED) > 40);
+}
+
+/// Faults at every operation of a save written as it is encoded, its writes over the places
+/// kept for the header and the first segment among them.
+#[test]
+fn io_faults_at_every_operation_of_a_save_written_as_it_is_encoded_keep_the_previous_save() {
+    io_faults_at_every_operation(1, STREAMED);
 }
 
 /// The slot's backups in `fs`, by path.
@@ -203,7 +229,14 @@ fn crash_over_the_spare(earlier_saves: u64, backups: u32) -> usize {
             backups_are_whole(&image.fs, &known, &format!("after {after} ops, {image:?}"));
             let primary_then = file(&image.fs, &primary());
             let old = old.as_deref().map(|b| (earlier_saves, b));
-            check_image(&image.fs, backups, old, (new_seed, &new), after == end);
+            check_image(
+                &image.fs,
+                backups,
+                old,
+                (new_seed, &new),
+                after == end,
+                ENTITIES,
+            );
             let mut later = known.clone();
             later.extend(primary_then);
             later.extend(file(&image.fs, &primary()));
@@ -222,7 +255,7 @@ fn a_crash_during_a_save_over_the_spare_keeps_the_saves_and_backups_whole() {
 
 #[test]
 fn a_crash_without_backups_leaves_the_old_save_or_the_new_one() {
-    assert!(crash_at_every_point(2, 0) > 20);
+    assert!(crash_at_every_point(2, 0, ENTITIES) > 20);
 }
 
 #[test]
@@ -438,30 +471,39 @@ fn io_kind(e: &Error) -> io::ErrorKind {
 
 #[test]
 fn io_faults_at_every_operation_keep_the_previous_save() {
-    io_faults_at_every_operation(1);
+    io_faults_at_every_operation(1, ENTITIES);
 }
 
 /// The same over a slot with a spare: the save under test writes over the file the rotation
 /// before it dropped, and keeps the backup it drops as the next spare.
 #[test]
 fn io_faults_at_every_operation_of_a_save_over_the_spare_keep_the_previous_save() {
-    io_faults_at_every_operation(3);
+    io_faults_at_every_operation(3, ENTITIES);
 }
 
 /// ENOSPC and EIO, once and from then on, at every operation of a save after `earlier`
 /// saves: a typed error naming the path, the previous save loads, no temporary file is left,
 /// and once the disk works again the next save works.
-fn io_faults_at_every_operation(earlier: u64) {
+fn io_faults_at_every_operation(earlier: u64, entities: usize) {
     // How many operations a save over `earlier` saves takes.
     let probe = SimFs::new();
     let probe_manager = sim_manager(&probe);
     save_generations(&probe_manager, earlier);
     let start = probe.op_count();
     probe_manager
-        .save(SLOT, &game_snapshot(&probe_manager, earlier + 1, ENTITIES))
+        .save(SLOT, &game_snapshot(&probe_manager, earlier + 1, entities))
         .unwrap();
     let save_ops = probe.op_count() - start;
     assert!(save_ops >= 7, "{:?}", probe.ops());
+    // A save of several segments writes its header and first segment last, in place.
+    assert_eq!(
+        probe.ops()[start..]
+            .iter()
+            .any(|op| matches!(op, Op::WriteAt { .. })),
+        entities == STREAMED,
+        "{:?}",
+        &probe.ops()[start..]
+    );
     if earlier > 1 {
         assert!(
             probe.ops()[start..]
@@ -485,7 +527,7 @@ fn io_faults_at_every_operation(earlier: u64) {
                 fs.inject(Fault { at, kind, mode });
 
                 let err = manager
-                    .save(SLOT, &game_snapshot(&manager, earlier + 1, ENTITIES))
+                    .save(SLOT, &game_snapshot(&manager, earlier + 1, entities))
                     .unwrap_err();
                 let expected = match kind {
                     FaultKind::NoSpace => io::ErrorKind::StorageFull,
@@ -516,7 +558,7 @@ fn io_faults_at_every_operation(earlier: u64) {
                     );
                     assert_eq!(
                         restore_game(&loaded.snapshot).unwrap(),
-                        expected_game(earlier + 1, ENTITIES)
+                        expected_game(earlier + 1, entities)
                     );
                 } else {
                     assert_eq!(bytes, old, "fault at op {index} ({kind:?}, {mode:?})");
@@ -526,12 +568,12 @@ fn io_faults_at_every_operation(earlier: u64) {
                 // Once the disk works again, saving works again.
                 fs.clear_faults();
                 manager
-                    .save(SLOT, &game_snapshot(&manager, earlier + 2, ENTITIES))
+                    .save(SLOT, &game_snapshot(&manager, earlier + 2, entities))
                     .unwrap();
                 let loaded = manager.load(SLOT).unwrap();
                 assert_eq!(
                     restore_game(&loaded.snapshot).unwrap(),
-                    expected_game(earlier + 2, ENTITIES)
+                    expected_game(earlier + 2, entities)
                 );
                 checked += 1;
             }

@@ -18,8 +18,8 @@ use versions::{expected_v2, expected_v3, rust_steps, v1, v3};
 const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
-/// `v<n>-*` are format version 1, `format2-*` format version 2.
-const FIXTURES: [(&str, &str); 32] = [
+/// `v<n>-*` are format version 1, `format2-*` format version 2, `format3-*` format version 3.
+const FIXTURES: [(&str, &str); 38] = [
     ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
     ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
     ("format2-mementos.expected.json", "3092bce11d1eddc7"),
@@ -36,6 +36,12 @@ const FIXTURES: [(&str, &str); 32] = [
     ("format2-v3-msgpack-plain.sav", "5a70b924195caaf0"),
     ("format2-v3-msgpack-segmented-aes.sav", "ac0f4583b3f4b0b3"),
     ("format2-v3-msgpack-zstd-aes.sav", "b2a2427ee7e19116"),
+    ("format3-v3-json-aes.sav", "afe76c33e86a43dd"),
+    ("format3-v3-json-hmac.sav", "fbcc13fae8e08956"),
+    ("format3-v3-json-plain.sav", "e39af39ef0f69701"),
+    ("format3-v3-msgpack-aes.sav", "77af274315634085"),
+    ("format3-v3-msgpack-hmac.sav", "bebc06039dcde6be"),
+    ("format3-v3-msgpack-plain.sav", "fa6cb4d133ffe2b1"),
     ("test-key.hex", "a87272cd93187afe"),
     ("v1-json-aes.sav", "e56f1b1cdc6475f9"),
     ("v1-json-plain.sav", "4ad357d85b157812"),
@@ -129,6 +135,10 @@ fn save_files() -> Vec<(String, u32, Seal, u16)> {
             let name = format!("format2-v3-{codec}-{enc}.sav");
             out.push((name.clone(), 3, Seal::of(&name), 2));
         }
+        for enc in ["plain", "aes", "hmac"] {
+            let name = format!("format3-v3-{codec}-{enc}.sav");
+            out.push((name.clone(), 3, Seal::of(&name), 3));
+        }
     }
     out
 }
@@ -181,8 +191,9 @@ fn every_fixture_loads_as_its_expected_v3_state() {
         assert_eq!(loaded.report.header.format_version, format, "{name}");
         assert_eq!(loaded.report.header.authenticated, seal == Seal::Hmac);
         assert_eq!(loaded.report.header.encrypted, seal == Seal::Aes);
-        // Encrypted format-2 files from before segments are one message; later ones segments.
-        let segmented = name.contains("segmented");
+        // Encrypted format-2 files from before segments are one message; later ones, and every
+        // encrypted file of format 3, segments.
+        let segmented = name.contains("segmented") || (format == 3 && seal == Seal::Aes);
         assert_eq!(
             loaded.report.header.segment_log,
             segmented.then_some(18),
@@ -201,7 +212,7 @@ fn every_fixture_loads_as_its_expected_v3_state() {
         let label = if format == 1 {
             format!("fixture v{version}")
         } else {
-            "fixture format 2 v3".to_owned()
+            format!("fixture format {format} v3")
         };
         assert_eq!(loaded.snapshot.metadata().label, label);
     }

@@ -48,8 +48,14 @@ fn the_fixtures_folder_lists_every_save_and_nothing_else() {
         assert!(line.ends_with(status), "{line}");
         let size = std::fs::metadata(fixture(name)).unwrap().len();
         assert!(line.contains(&format!(" {size} ")), "{line}");
-        let label = match name.strip_prefix("format2-") {
-            Some(rest) => format!("fixture format 2 {}", rest.split('-').next().unwrap()),
+        let label = match name.strip_prefix("format") {
+            Some(rest) => {
+                let (format, rest) = rest.split_once('-').unwrap();
+                format!(
+                    "fixture format {format} {}",
+                    rest.split('-').next().unwrap()
+                )
+            }
             None => format!("fixture v{}", &name[1..2]),
         };
         assert!(line.contains(&label), "{line}");

@@ -95,17 +95,18 @@ mod segments;
 mod trust;
 
 pub(crate) use ahead::{EncodeAhead, InPlace};
-pub(crate) use bytes::now;
+pub(crate) use bytes::{millis_to_system_time, now, system_time_to_millis};
 pub use frame::crc::check_crc;
 pub(crate) use frame::crc::check_crc_in_pieces;
 pub use frame::header::{header_len, parse_header, record_len};
 pub(crate) use frame::open::{Opened, open};
 pub(crate) use frame::seal::{Protect, SealParams, Source, random_nonce, seal_sources};
+pub(crate) use frame::stream::{StreamError, seal_streamed};
 pub use frame::{
     CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,
-    FLAG_SEGMENTED, FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FileKind, HEADER_LEN,
-    Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN, MAX_METADATA_LEN, NONCE_LEN, Protection, Sections,
-    TAG_LEN,
+    FLAG_SEGMENTED, FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FORMAT_VERSION_3,
+    FileKind, HEADER_LEN, Header, Key, MAC_LEN, MAGIC, MAX_ID_LEN, MAX_METADATA_LEN, NONCE_LEN,
+    Protection, Sections, TAG_LEN,
 };
 pub use metadata::Metadata;
 pub use trust::Trust;

@@ -40,6 +40,11 @@ pub(crate) fn body_len(payload_len: usize, segment_log: u8) -> Result<usize> {
 
 /// The nonce of segment `index` of `count`.
 fn nonce_of(nonce: &[u8; NONCE_LEN], index: usize, count: usize) -> Result<[u8; NONCE_LEN]> {
+    segment_nonce(nonce, index, index + 1 == count)
+}
+
+/// The nonce of segment `index`, the last one or not.
+fn segment_nonce(nonce: &[u8; NONCE_LEN], index: usize, last: bool) -> Result<[u8; NONCE_LEN]> {
     let position = u32::try_from(index)
         .map_err(|_| Error::malformed("more than 2³² segments"))?
         .to_be_bytes();
@@ -47,8 +52,21 @@ fn nonce_of(nonce: &[u8; NONCE_LEN], index: usize, count: usize) -> Result<[u8; 
     for (byte, p) in out[NONCE_LEN - 5..NONCE_LEN - 1].iter_mut().zip(position) {
         *byte ^= p;
     }
-    out[NONCE_LEN - 1] ^= u8::from(index + 1 == count);
+    out[NONCE_LEN - 1] ^= u8::from(last);
     Ok(out)
+}
+
+/// Encrypts `segment`, segment `index` of a body (the last one or not), in place, and returns
+/// its tag: one segment of [`seal`], for a writer that seals a body as it is written.
+pub(crate) fn seal_one(
+    key: &Key,
+    nonce: &[u8; NONCE_LEN],
+    associated: &[u8],
+    segment: &mut [u8],
+    index: usize,
+    last: bool,
+) -> Result<[u8; TAG_LEN]> {
+    key.seal(&segment_nonce(nonce, index, last)?, associated, segment)
 }
 
 /// Encrypts `body` in place as segments of `2^segment_log` bytes, on up to `threads` threads

@@ -25,18 +25,26 @@ pub fn put_keeping_backups(
     if keep == 0 {
         return storage.put(name, bytes);
     }
+    storage.put_after(name, bytes, &mut || rotate(storage, name, keep))
+}
+
+/// The backup rotation of a put of `name` that keeps `keep` backups (at least one): the file
+/// `name` replaces becomes `name.bak1`, and so on; run once the new bytes are staged durably
+/// (the `first` of [`Storage::put_after`] or [`Storage::put_streamed`]).
+///
+/// # Errors
+/// The storage's error.
+pub(super) fn rotate(storage: &dyn Storage, name: &str, keep: u32) -> io::Result<()> {
     let oldest = backup_name(name, keep);
-    storage.put_after(name, bytes, &mut || {
-        storage.rotate_dropping(name, &oldest, &mut || {
-            // The first copy made is the one into the oldest backup's name.
-            let mut replaced = None;
-            for i in (1..keep).rev() {
-                let copied = storage.copy(&backup_name(name, i), &backup_name(name, i + 1))?;
-                replaced.get_or_insert(copied);
-            }
-            let copied = storage.copy(name, &backup_name(name, 1))?;
-            Ok(replaced.unwrap_or(copied))
-        })
+    storage.rotate_dropping(name, &oldest, &mut || {
+        // The first copy made is the one into the oldest backup's name.
+        let mut replaced = None;
+        for i in (1..keep).rev() {
+            let copied = storage.copy(&backup_name(name, i), &backup_name(name, i + 1))?;
+            replaced.get_or_insert(copied);
+        }
+        let copied = storage.copy(name, &backup_name(name, 1))?;
+        Ok(replaced.unwrap_or(copied))
     })
 }
 

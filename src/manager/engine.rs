@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::format::Header;
 use crate::migrate::Migrations;
 use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
-use crate::snapshot::{SealWith, Snapshot};
+use crate::snapshot::{SealWith, Snapshot, streams};
 use crate::storage::StorageLock;
 
 /// Everything a manager knows and does, shared with its worker thread.
@@ -93,6 +93,12 @@ impl Engine {
 
     /// A full save, with the slot's lock held: a new base, and the end of its journal.
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
+        // Written as it is encoded where the sealing allows it (see `streamed`).
+        if streams(&self.files.seal_with(0))
+            && let Some(report) = self.save_streamed(slot, snapshot)?
+        {
+            return Ok(report);
+        }
         self.save_sealed(slot, &mut |generation, with| {
             snapshot.seal_file_with(
                 slot,
@@ -276,7 +282,7 @@ impl Engine {
 
     /// The generation in the newest backup's header, or 0: keeps generations increasing when
     /// the primary is missing or damaged.
-    fn backup_generation(&self, name: &str) -> u64 {
+    pub(super) fn backup_generation(&self, name: &str) -> u64 {
         self.files
             .read_header(&backup_name(name, 1))
             .ok()

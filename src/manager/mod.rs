@@ -12,6 +12,7 @@ mod menu;
 mod profile;
 mod report;
 mod store;
+mod streamed;
 mod sync;
 mod tracking;
 mod verified;

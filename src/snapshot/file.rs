@@ -7,18 +7,22 @@ use std::sync::Arc;
 
 use super::Snapshot;
 use super::memento::{Blob, Entry, Pending};
-use super::seal::{FileOf, SealWith, Sealing, seal_entries};
+#[cfg(doc)]
+use super::seal::streams;
+use super::seal::{FileOf, SealWith, Sealing, seal_entries, stream_entries};
 use crate::codec::Encodable;
 use crate::compression::Compression;
 use crate::error::Result;
 // The errors the docs name.
 #[cfg(doc)]
 use crate::error::Error;
+use crate::format::StreamError;
 use crate::format::{
     self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, EncodeAhead, FileKind, Header, InPlace,
     Key, Opened, Source, Trust,
 };
 use crate::slot::SlotId;
+use crate::storage::StreamSink;
 
 impl Snapshot {
     /// Opens the bytes of a whole save file, whatever its name or slot: checks the CRC and the
@@ -231,6 +235,47 @@ impl Snapshot {
             generation,
             saved_at,
         };
+        self.write_entries(with.threads, with.size_hint, |entries| {
+            seal_entries(&file, deleted, with, entries, on_memento)
+        })
+    }
+
+    /// A whole save file written into `sink` as it is encoded (the manager's save of a
+    /// snapshot whose sealing [`streams`]); returns its length. `max_len` caps it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn stream_file(
+        &self,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        saved_at: std::time::SystemTime,
+        with: SealWith<'_>,
+        sink: &mut dyn StreamSink,
+        max_len: u64,
+    ) -> std::result::Result<u64, StreamError> {
+        let file = FileOf {
+            codec: self.codec,
+            metadata: &self.metadata,
+            kind: FileKind::Save,
+            slot,
+            schema_version,
+            generation,
+            saved_at,
+        };
+        self.write_entries(with.threads, 0, |entries| {
+            stream_entries(&file, with, entries, sink, max_len)
+        })
+    }
+
+    /// Runs `write` over the snapshot's entries, in ascending id order, with the captured
+    /// mementos not encoded yet encoded ahead of it by up to `threads - 1` workers (`write`
+    /// encodes the rest in place as it reaches them).
+    fn write_entries<R>(
+        &self,
+        threads: usize,
+        size_hint: usize,
+        write: impl FnOnce(&[(&str, u32, Source<'_>)]) -> R,
+    ) -> R {
         let mut entries = self.entries();
         // Captured mementos not encoded yet, by their index in `entries` (the same order).
         let pending: Vec<(usize, &Pending)> = self
@@ -244,11 +289,11 @@ impl Snapshot {
             .collect();
         // Workers (none on one thread, where this one encodes every part in place) encode
         // from the end of the list while this thread writes the file from its start.
-        let threads = with.threads.min(pending.len());
+        let threads = threads.min(pending.len());
         fn values<'p>(pending: &[(usize, &'p Pending)]) -> Vec<&'p dyn Encodable> {
             pending.iter().map(|(_, p)| *p as &dyn Encodable).collect()
         }
-        let ahead = EncodeAhead::new(pending.len(), threads, self.codec, with.size_hint);
+        let ahead = EncodeAhead::new(pending.len(), threads, self.codec, size_hint);
         let here = values(&pending);
         let in_place = InPlace::new(&here, &ahead);
         for (k, (index, _)) in pending.iter().enumerate() {
@@ -259,7 +304,7 @@ impl Snapshot {
         ahead.run(
             threads,
             || ahead.work(&values(&pending)),
-            || seal_entries(&file, deleted, with, &entries, on_memento),
+            || write(&entries),
         )
     }
 

@@ -3,6 +3,7 @@
 //! ([`Pending`]) that is encoded when the snapshot is saved, straight into the file, or once,
 //! when its bytes are first asked for.
 
+use std::io;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -36,11 +37,16 @@ impl Blob {
 /// A memento of any serde type, for encoding later (perhaps on another thread).
 pub(super) trait ErasedMemento: Send + Sync {
     fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError>;
+    fn encode_to_writer(&self, codec: Codec, out: &mut dyn io::Write) -> Result<(), CodecError>;
 }
 
 impl<T: Serialize + Send + Sync + 'static> ErasedMemento for T {
     fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
         codec.encode_into(out, self)
+    }
+
+    fn encode_to_writer(&self, codec: Codec, out: &mut dyn io::Write) -> Result<(), CodecError> {
+        codec.encode_to_writer(out, self)
     }
 }
 
@@ -69,6 +75,20 @@ impl Encodable for Pending {
                 out.extend_from_slice(bytes);
                 Ok(())
             }
+            Err(reason) => Err(CodecError::Codec(reason.clone().into())),
+        }
+    }
+
+    fn encode_to_writer(&self, codec: Codec, out: &mut dyn io::Write) -> Result<(), CodecError> {
+        let memento = self.memento.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(m) = memento.as_ref() {
+            return m.encode_to_writer(codec, out);
+        }
+        drop(memento);
+        match self.encoded.wait() {
+            Ok(bytes) => out
+                .write_all(bytes)
+                .map_err(|e| CodecError::Codec(Box::new(e))),
             Err(reason) => Err(CodecError::Codec(reason.clone().into())),
         }
     }

@@ -6,8 +6,9 @@
 use crate::codec::Codec;
 use crate::compression::Compression;
 use crate::error::Result;
-use crate::format::{self, FileKind, Key, Metadata, Protect, SealParams, Source};
+use crate::format::{self, FileKind, Key, Metadata, Protect, SealParams, Source, StreamError};
 use crate::slot::SlotId;
+use crate::storage::StreamSink;
 
 /// How a file is sealed: in the clear, authenticated (integrity-only) or encrypted, with the
 /// key for the last two.
@@ -74,6 +75,36 @@ pub(crate) fn seal_entries(
     entries: &[(&str, u32, Source<'_>)],
     on_memento: &mut dyn FnMut(&str, &[u8]),
 ) -> Result<Vec<u8>> {
+    let params = params(file, delta, with)?;
+    format::seal_sources(&params, entries, with.size_hint, on_memento)
+}
+
+/// Whether a save sealed as `with` says is written as it is encoded
+/// ([`stream_entries`]): plain or encrypted, uncompressed.
+pub(crate) fn streams(with: &SealWith<'_>) -> bool {
+    matches!(with.sealing, Sealing::Plain | Sealing::Encrypted(_))
+        && with.compression == Compression::None
+}
+
+/// Writes the save `file` of `entries` into `sink` as it is encoded, sealed as `with` says
+/// (which [`streams`]); returns its length. `max_len` caps it.
+pub(crate) fn stream_entries(
+    file: &FileOf<'_>,
+    with: SealWith<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    sink: &mut dyn StreamSink,
+    max_len: u64,
+) -> std::result::Result<u64, StreamError> {
+    let params = params(file, None, with)?;
+    format::seal_streamed(&params, entries, sink, max_len)
+}
+
+/// What the format's writers take for `file`: a fresh nonce to encrypt with.
+fn params<'a>(
+    file: &FileOf<'a>,
+    delta: Option<(u64, Vec<&'a str>)>,
+    with: SealWith<'a>,
+) -> Result<SealParams<'a>> {
     let protect = match with.sealing {
         Sealing::Plain => Protect::Plain,
         Sealing::Authenticated(key) => Protect::Authenticated(key),
@@ -93,5 +124,5 @@ pub(crate) fn seal_entries(
         delta,
         threads: with.threads,
     };
-    format::seal_sources(&params, entries, with.size_hint, on_memento)
+    Ok(params)
 }

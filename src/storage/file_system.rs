@@ -16,6 +16,13 @@ pub trait WriteFile: Send {
     /// The operating system's error (a full disk, say).
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
 
+    /// Writes all of `bytes` over the file's bytes from `offset`, within what was written;
+    /// the next [`write_all`](Self::write_all) still writes at the end.
+    ///
+    /// # Errors
+    /// The operating system's error; `InvalidInput` when the range runs past what was written.
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()>;
+
     /// Flushes the file's data to durable storage (`fsync`).
     ///
     /// # Errors

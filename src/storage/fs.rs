@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::file_system::{FileSystem, WriteFile};
 use super::std_fs::StdFs;
-use super::{Head, Identity, Storage, StorageLock, StoredFile, too_large};
+use super::{Head, Identity, Storage, StorageLock, StoredFile, StreamSink, too_large};
 use crate::error::{Error, Result};
 
 /// Save files in one folder, written crash-safely.
@@ -219,7 +219,7 @@ impl FsStorage {
     fn put_staged(
         &self,
         name: &str,
-        bytes: &[u8],
+        contents: Contents<'_>,
         first: &mut dyn FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
         check_name(name)?;
@@ -238,7 +238,18 @@ impl FsStorage {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => self.fs.create(&tmp)?,
                 Err(e) => return Err(e),
             };
-            write_to(file, bytes)?;
+            match contents {
+                Contents::Bytes(bytes) => write_to(file, bytes)?,
+                Contents::Stream(fill) => {
+                    let mut sink = FileSink {
+                        file,
+                        pending: Vec::new(),
+                    };
+                    fill(&mut sink)?;
+                    sink.flush()?;
+                    sink.file.sync()?;
+                }
+            }
             first()?;
             self.fs.rename(&tmp, &self.dir.join(name))
         })();
@@ -312,7 +323,7 @@ impl Storage for FsStorage {
     }
 
     fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        self.put_staged(name, bytes, &mut || Ok(()))
+        self.put_staged(name, Contents::Bytes(bytes), &mut || Ok(()))
     }
 
     fn delete(&self, name: &str) -> io::Result<()> {
@@ -394,7 +405,21 @@ impl Storage for FsStorage {
         bytes: &[u8],
         first: &mut dyn FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
-        self.put_staged(name, bytes, first)
+        self.put_staged(name, Contents::Bytes(bytes), first)
+    }
+
+    /// Writes the object into the temporary file as `fill` makes it, then as
+    /// [`put_after`](Storage::put_after) (or [`put`](Storage::put) without `first`).
+    fn put_streamed(
+        &self,
+        name: &str,
+        fill: &mut dyn FnMut(&mut dyn StreamSink) -> io::Result<()>,
+        first: Option<&mut dyn FnMut() -> io::Result<()>>,
+    ) -> io::Result<()> {
+        match first {
+            Some(first) => self.put_staged(name, Contents::Stream(fill), first),
+            None => self.put_staged(name, Contents::Stream(fill), &mut || Ok(())),
+        }
     }
 
     /// Keeps the dropped file as `.<name>.spare`: linked at `.<name>.spare.tmp` before the
@@ -472,6 +497,54 @@ impl Storage for FsStorage {
 
     fn locate(&self, name: &str) -> PathBuf {
         self.dir.join(name)
+    }
+}
+
+/// What [`FsStorage::put_staged`] writes: bytes in hand, or what a filler writes as it goes.
+enum Contents<'a> {
+    Bytes(&'a [u8]),
+    Stream(&'a mut dyn FnMut(&mut dyn StreamSink) -> io::Result<()>),
+}
+
+/// The temporary file of a streamed put. Appends shorter than [`GATHER`] are gathered into
+/// one write (a small save's header, table of contents, tags and CRC: one write, as a put of
+/// bytes in hand makes), longer ones written at once.
+struct FileSink {
+    file: Box<dyn WriteFile>,
+    pending: Vec<u8>,
+}
+
+/// The longest append a [`FileSink`] gathers.
+const GATHER: usize = 64 << 10;
+
+impl FileSink {
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.pending.is_empty() {
+            self.file.write_all(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+}
+
+impl StreamSink for FileSink {
+    fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.pending.len() + bytes.len() <= GATHER {
+            self.pending.extend_from_slice(bytes);
+            return Ok(());
+        }
+        self.flush()?;
+        if bytes.len() < GATHER {
+            self.pending.extend_from_slice(bytes);
+            Ok(())
+        } else {
+            self.file.write_all(bytes)
+        }
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.flush()?;
+        self.file.write_at(offset, bytes)
     }
 }
 

@@ -84,6 +84,7 @@
 //! |---|---|
 //! | [`can_append`](Storage::can_append), [`append`](Storage::append) | incremental saves are kept as one object each (`slot-001.sav.d000001`, …) instead of a journal; a folder written one way does not show its deltas to a manager of the other (the load reports them) |
 //! | [`put_after`](Storage::put_after), [`rotate_dropping`](Storage::rotate_dropping) | a save is staged as `NAME.new` and the backups rotated around it through `put`s; the file the rotation drops is not recycled |
+//! | [`put_streamed`](Storage::put_streamed) | a save is gathered whole in memory before the wrapper's `put_after` or `put` sees it, instead of written a segment at a time as it is encoded |
 //! | [`identity`](Storage::identity) | every incremental save reads the slot's save whole to check its CRC again, instead of only when the file changed since it was last checked |
 //! | [`copy`](Storage::copy) | backups are copied byte for byte through `read` and `put`, not hard-linked |
 //! | [`lock`](Storage::lock) | the manager locks between the threads of this process only, not between processes |
@@ -96,7 +97,9 @@
 //! use std::io;
 //! use std::path::PathBuf;
 //! use std::sync::atomic::{AtomicUsize, Ordering};
-//! use savegame::storage::{FsStorage, Head, Identity, Storage, StorageLock, StoredFile};
+//! use savegame::storage::{
+//!     FsStorage, Head, Identity, Storage, StorageLock, StoredFile, StreamSink,
+//! };
 //!
 //! /// Counts the writes that reach `inner`; everything else is `inner`'s own.
 //! #[derive(Debug)]
@@ -129,6 +132,15 @@
 //!     ) -> io::Result<()> {
 //!         self.writes.fetch_add(1, Ordering::Relaxed);
 //!         self.inner.put_after(name, bytes, first)
+//!     }
+//!     fn put_streamed(
+//!         &self,
+//!         name: &str,
+//!         fill: &mut dyn FnMut(&mut dyn StreamSink) -> io::Result<()>,
+//!         first: Option<&mut dyn FnMut() -> io::Result<()>>,
+//!     ) -> io::Result<()> {
+//!         self.writes.fetch_add(1, Ordering::Relaxed);
+//!         self.inner.put_streamed(name, fill, first)
 //!     }
 //!     fn rotate_dropping(
 //!         &self,
@@ -174,6 +186,7 @@ mod memory;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 mod sim;
+mod sink;
 mod std_fs;
 
 use std::collections::HashSet;
@@ -188,6 +201,7 @@ pub use memory::MemoryStorage;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use sim::{CrashImage, DataLoss, Fault, FaultKind, FaultMode, Op, SimFs};
+pub use sink::StreamSink;
 pub use std_fs::StdFs;
 
 /// An object in a storage, as [`Storage::list`] reports it.
@@ -426,6 +440,33 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
         committed.and(removed)
     }
 
+    /// Puts the object `fill` writes under `name`, as [`put_after`](Storage::put_after) with
+    /// `first`, or as [`put`](Storage::put) without: with the same promises, over the bytes
+    /// `fill` wrote (appended in order, with its writes over them) when it returns `Ok`. A save
+    /// comes this way so that it never holds its whole file in memory: it is sealed a segment
+    /// at a time as it is encoded, and its first bytes are written last, over the place kept
+    /// for them. `fill` may be called again (once per try) when the backend starts over.
+    ///
+    /// The default gathers the bytes in memory, then calls `put` or `put_after`, so a backend
+    /// that overrides only those keeps every promise. A backend that writes as it goes
+    /// ([`FsStorage`]: into the temporary file it renames into place) overrides this.
+    ///
+    /// # Errors
+    /// `fill`'s error, the backend's, or `first`'s; `name` then holds what `put_after` says.
+    fn put_streamed(
+        &self,
+        name: &str,
+        fill: &mut dyn FnMut(&mut dyn StreamSink) -> io::Result<()>,
+        first: Option<&mut dyn FnMut() -> io::Result<()>>,
+    ) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        fill(&mut bytes)?;
+        match first {
+            Some(first) => self.put_after(name, &bytes, first),
+            None => self.put(name, &bytes),
+        }
+    }
+
     /// Runs `rotate`, the backup rotation of a [`put_after`](Storage::put_after) of `name`,
     /// which replaces the file `dropped` (the oldest backup): `rotate` says whether it did.
     /// A backend may keep the dropped file's storage for the next put of `name` to write over
@@ -538,6 +579,14 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
         first: &mut dyn FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
         (**self).put_after(name, bytes, first)
+    }
+    fn put_streamed(
+        &self,
+        name: &str,
+        fill: &mut dyn FnMut(&mut dyn StreamSink) -> io::Result<()>,
+        first: Option<&mut dyn FnMut() -> io::Result<()>>,
+    ) -> io::Result<()> {
+        (**self).put_streamed(name, fill, first)
     }
     fn rotate_dropping(
         &self,

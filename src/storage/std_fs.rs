@@ -21,6 +21,11 @@ impl WriteFile for StdFile {
         self.0.write_all(bytes)
     }
 
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let end = self.0.stream_position()?;
+        write_within(&mut self.0, offset, bytes, end)
+    }
+
     fn sync(&mut self) -> io::Result<()> {
         // The data and what reading it back needs (its length, its blocks: fdatasync writes
         // them), not the times it was changed at, which are not worth a journal commit. The
@@ -46,6 +51,10 @@ impl WriteFile for StdOverwrite {
         Ok(())
     }
 
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        write_within(&mut self.file, offset, bytes, self.written)
+    }
+
     fn sync(&mut self) -> io::Result<()> {
         if self.written != self.len {
             self.file.set_len(self.written)?;
@@ -55,6 +64,22 @@ impl WriteFile for StdOverwrite {
         // file was changed at are not worth a journal commit.
         self.file.sync_data()
     }
+}
+
+/// Writes `bytes` over `file` from `offset`, within the `end` bytes written so far, and goes
+/// back to `end` for the next write.
+fn write_within(file: &mut std::fs::File, offset: u64, bytes: &[u8], end: u64) -> io::Result<()> {
+    if offset
+        .checked_add(bytes.len() as u64)
+        .is_none_or(|stop| stop > end)
+    {
+        return Err(super::sink::past_the_end(offset, bytes.len()));
+    }
+    file.seek(SeekFrom::Start(offset))?;
+    let written = file.write_all(bytes);
+    // Back to the end whatever the write did, so that no later write lands inside the file.
+    file.seek(SeekFrom::Start(end))?;
+    written
 }
 
 impl FileSystem for StdFs {

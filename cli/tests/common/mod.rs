@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 27] = [
+pub const FIXTURES: [&str; 33] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -39,6 +39,12 @@ pub const FIXTURES: [&str; 27] = [
     "format2-v3-bitcode-aes.sav",
     "format2-v3-json-segmented-aes.sav",
     "format2-v3-msgpack-segmented-aes.sav",
+    "format3-v3-json-aes.sav",
+    "format3-v3-json-hmac.sav",
+    "format3-v3-json-plain.sav",
+    "format3-v3-msgpack-aes.sav",
+    "format3-v3-msgpack-hmac.sav",
+    "format3-v3-msgpack-plain.sav",
 ];
 
 /// The key for a fixture: `Some` for the encrypted and the integrity-only ones.

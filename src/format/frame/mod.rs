@@ -12,6 +12,7 @@
 //!   that the document is exactly the map of its mementos.
 //! - [`seal`]: writing a whole file: header, metadata, body, compression, encryption or the
 //!   integrity tag, CRC.
+//! - [`stream`]: writing a save as it is encoded, a segment at a time (format version 3).
 //! - [`open`]: checking and opening a whole file: CRC, header, the protection the caller
 //!   trusts, decryption or the tag, decompression, table of contents.
 
@@ -19,6 +20,7 @@ pub(super) mod crc;
 pub(super) mod header;
 pub(super) mod open;
 pub(super) mod seal;
+pub(super) mod stream;
 pub(super) mod toc;
 
 use std::ops::Range;
@@ -34,11 +36,15 @@ pub use crate::protection::Protection;
 
 /// The first eight bytes of every file of the savegame family.
 pub const MAGIC: [u8; 8] = [0x89, b'S', b'A', b'V', b'\r', b'\n', 0x1A, b'\n'];
-/// The format version this library writes, and the newest it reads. Every older version (1)
-/// is read too.
-pub const FORMAT_VERSION: u16 = 2;
+/// The format version this library writes, and the newest it reads. Every older version (1
+/// and 2) is read too.
+pub const FORMAT_VERSION: u16 = 3;
 /// The first format version with per-memento versions and integrity-only files.
 pub const FORMAT_VERSION_2: u16 = 2;
+/// The first format version whose segments' associated data reads the header's payload
+/// length as zero: a save is sealed a segment at a time as it is encoded, before its length
+/// is known (see [`associated_data`]).
+pub const FORMAT_VERSION_3: u16 = 3;
 /// The default cap on a save file's size, and on a compressed body's decompressed size: 256 MiB
 /// (a manager's [`max_file_size`](crate::ManagerBuilder::max_file_size) sets its own).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
@@ -88,6 +94,22 @@ const OFF_METADATA_LEN: usize = 40;
 const OFF_PAYLOAD_LEN: usize = 44;
 /// Longest memento id, in bytes.
 pub const MAX_ID_LEN: usize = 1024;
+
+/// The associated data of a segmented file's segments, from its first bytes `head` (the fixed
+/// header and the metadata): those bytes as they are up to format version 2; from format
+/// version 3, with the payload-length field read as zero, so that a writer can seal segments
+/// before it knows the payload's length. The length is still bound to the segments: it
+/// decides how the payload is cut into segments and which is the last, and any other cut
+/// fails a segment's tag (see "Segmented encryption" in `docs/format.md`).
+pub(crate) fn associated_data(head: &[u8], format_version: u16) -> std::borrow::Cow<'_, [u8]> {
+    let length = OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8;
+    if format_version < FORMAT_VERSION_3 || head.len() < length.end {
+        return std::borrow::Cow::Borrowed(head);
+    }
+    let mut zeroed = head.to_vec();
+    zeroed[length].fill(0);
+    std::borrow::Cow::Owned(zeroed)
+}
 
 /// What a file of the savegame family holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

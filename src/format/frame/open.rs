@@ -5,7 +5,7 @@
 use super::crc::{check_crc, check_crc_on, crc_trailer};
 use super::header::parse_header;
 use super::toc::{TocEntry, parse_delta_preamble, parse_toc};
-use super::{CRC_LEN, FileKind, Header, Key, MAC_LEN, NONCE_LEN, TAG_LEN};
+use super::{CRC_LEN, FileKind, Header, Key, MAC_LEN, NONCE_LEN, TAG_LEN, associated_data};
 use crate::compression::Compression;
 use crate::error::{Error, Result};
 use crate::format::segments;
@@ -73,15 +73,9 @@ pub(crate) fn open(
         crc.update(&buf[..body.start]);
         let (head, rest) = buf.split_at_mut(body.start);
         let (ciphertext, tags) = rest[..payload.len()].split_at_mut(body.len());
-        let (opened, body_crc) = segments::open(
-            key,
-            &nonce,
-            &head[..associated_end],
-            ciphertext,
-            tags,
-            log,
-            threads,
-        );
+        let associated = associated_data(&head[..associated_end], header.format_version);
+        let (opened, body_crc) =
+            segments::open(key, &nonce, &associated, ciphertext, tags, log, threads);
         crc.combine(&body_crc);
         crc.update(&buf[body.end..crc_at]);
         // Damage is told apart from tampering as when the CRC is checked first: a file whose

@@ -10,7 +10,7 @@ use super::toc::toc_entry_fixed;
 use super::{
     COMPRESSION_SHIFT, CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FLAG_SEGMENTED, FORMAT_VERSION,
     FORMAT_VERSION_2, FileKind, HEADER_LEN, Key, MAC_LEN, MAGIC, MAX_METADATA_LEN, NONCE_LEN,
-    OFF_FLAGS, OFF_PAYLOAD_LEN, TAG_LEN,
+    OFF_FLAGS, OFF_PAYLOAD_LEN, TAG_LEN, associated_data,
 };
 use crate::codec::{Codec, Encodable};
 use crate::compression::Compression;
@@ -87,42 +87,14 @@ pub(crate) fn seal_sources(
     on_memento: &mut dyn FnMut(&str, &[u8]),
 ) -> Result<Vec<u8>> {
     let version = params.format_version;
-    if !(1..=FORMAT_VERSION).contains(&version) {
-        return Err(Error::Config {
-            reason: format!("this library writes format versions 1 to {FORMAT_VERSION}"),
-        });
-    }
-    // From format version 2 an encrypted body is sealed in segments.
-    let segment_log = (version >= FORMAT_VERSION_2
-        && matches!(params.protect, Protect::Encrypted(..)))
-    .then_some(segments::SEGMENT_LOG);
-    let (encrypted, tag_len, flags) = match params.protect {
-        Protect::Plain => (false, 0, 0),
-        Protect::Encrypted(..) if segment_log.is_some() => {
-            (true, TAG_LEN, FLAG_ENCRYPTED | FLAG_SEGMENTED)
-        }
-        Protect::Encrypted(..) => (true, TAG_LEN, FLAG_ENCRYPTED),
-        Protect::Authenticated(_) if version < FORMAT_VERSION_2 => {
-            return Err(Error::Config {
-                reason: "format version 1 has no integrity-only files".into(),
-            });
-        }
-        Protect::Authenticated(_) => (false, MAC_LEN, FLAG_AUTHENTICATED),
-    };
-    if params.compression != Compression::None && version < FORMAT_VERSION_2 {
-        return Err(Error::Config {
-            reason: "format version 1 has no compressed files".into(),
-        });
-    }
-    params.compression.check()?;
-    let metadata_len = encoded_metadata_len(params.metadata);
-    if metadata_len > MAX_METADATA_LEN {
-        return Err(Error::Config {
-            reason: format!(
-                "metadata is {metadata_len} bytes, over the {MAX_METADATA_LEN}-byte cap"
-            ),
-        });
-    }
+    let layout = layout(params)?;
+    let Layout {
+        segment_log,
+        encrypted,
+        tag_len,
+        flags,
+        metadata_len,
+    } = layout;
     let codec = params.codec;
     let toc_len = 4 + entries
         .iter()
@@ -155,28 +127,8 @@ pub(crate) fn seal_sources(
         + body_bound
         + CRC_LEN;
     let mut buf = Vec::with_capacity(capacity.max(size_hint));
-
-    // Fixed header; the payload length is patched in once the body is written.
-    buf.extend_from_slice(&MAGIC);
-    buf.extend_from_slice(&version.to_le_bytes());
-    buf.extend_from_slice(&flags.to_le_bytes());
-    buf.push(codec.id());
-    buf.push(params.kind.id());
-    let (slot_kind, slot_number) = params.slot.to_raw();
-    buf.push(slot_kind);
-    buf.push(segment_log.unwrap_or(0));
-    buf.extend_from_slice(&slot_number.to_le_bytes());
-    buf.extend_from_slice(&params.schema_version.to_le_bytes());
-    buf.extend_from_slice(&params.generation.to_le_bytes());
-    buf.extend_from_slice(&system_time_to_millis(params.saved_at).to_le_bytes());
-    buf.extend_from_slice(&len_u32(metadata_len)?.to_le_bytes());
-    buf.extend_from_slice(&0u64.to_le_bytes());
-    debug_assert_eq!(buf.len(), HEADER_LEN);
-    write_metadata(&mut buf, params.metadata)?;
-    let associated_end = buf.len();
-    if let Protect::Encrypted(_, nonce) = &params.protect {
-        buf.extend_from_slice(nonce);
-    }
+    // The payload length is patched in once the body is written.
+    let associated_end = write_head(&mut buf, params, &layout)?;
 
     // Body: a delta's preamble, then the table of contents with offsets patched after the
     // document is written.
@@ -192,13 +144,7 @@ pub(crate) fn seal_sources(
     buf.extend_from_slice(&len_u32(entries.len())?.to_le_bytes());
     let mut toc_slots = Vec::with_capacity(entries.len());
     for (id, memento_version, _) in entries {
-        buf.extend_from_slice(&len_u16(id.len())?.to_le_bytes());
-        buf.extend_from_slice(id.as_bytes());
-        if version >= FORMAT_VERSION_2 {
-            buf.extend_from_slice(&memento_version.to_le_bytes());
-        }
-        toc_slots.push(buf.len());
-        buf.extend_from_slice(&[0u8; 16]);
+        toc_slots.push(write_toc_entry(&mut buf, version, id, *memento_version)?);
     }
     let doc_start = buf.len();
     codec.open_document(&mut buf, entries.len());
@@ -258,8 +204,9 @@ pub(crate) fn seal_sources(
             let associated = &head[..associated_end];
             match segment_log {
                 Some(log) => {
+                    let associated = associated_data(associated, version);
                     let sealed =
-                        segments::seal(key, &nonce, associated, body, log, params.threads)?;
+                        segments::seal(key, &nonce, &associated, body, log, params.threads)?;
                     crc.update(&buf[..body_start]);
                     crc.combine(&sealed.crc);
                     crc.update(&sealed.tags);
@@ -289,6 +236,116 @@ pub(crate) fn seal_sources(
             || buf.len() <= capacity
     );
     Ok(buf)
+}
+
+/// How a file's body is protected, and the fixed sizes around it: what [`layout`] works out
+/// from a file's parameters.
+pub(super) struct Layout {
+    /// The segment size of an encrypted body (format version 2 on), as a power of two.
+    pub(super) segment_log: Option<u8>,
+    pub(super) encrypted: bool,
+    /// The length of each segment's tag, or of the whole body's.
+    pub(super) tag_len: usize,
+    pub(super) flags: u16,
+    pub(super) metadata_len: usize,
+}
+
+/// The layout of the file `params` describe, or [`Error::Config`] for one the format version
+/// cannot have, or metadata over its cap.
+pub(super) fn layout(params: &SealParams<'_>) -> Result<Layout> {
+    let version = params.format_version;
+    if !(1..=FORMAT_VERSION).contains(&version) {
+        return Err(Error::Config {
+            reason: format!("this library writes format versions 1 to {FORMAT_VERSION}"),
+        });
+    }
+    // From format version 2 an encrypted body is sealed in segments.
+    let segment_log = (version >= FORMAT_VERSION_2
+        && matches!(params.protect, Protect::Encrypted(..)))
+    .then_some(segments::SEGMENT_LOG);
+    let (encrypted, tag_len, flags) = match params.protect {
+        Protect::Plain => (false, 0, 0),
+        Protect::Encrypted(..) if segment_log.is_some() => {
+            (true, TAG_LEN, FLAG_ENCRYPTED | FLAG_SEGMENTED)
+        }
+        Protect::Encrypted(..) => (true, TAG_LEN, FLAG_ENCRYPTED),
+        Protect::Authenticated(_) if version < FORMAT_VERSION_2 => {
+            return Err(Error::Config {
+                reason: "format version 1 has no integrity-only files".into(),
+            });
+        }
+        Protect::Authenticated(_) => (false, MAC_LEN, FLAG_AUTHENTICATED),
+    };
+    if params.compression != Compression::None && version < FORMAT_VERSION_2 {
+        return Err(Error::Config {
+            reason: "format version 1 has no compressed files".into(),
+        });
+    }
+    params.compression.check()?;
+    let metadata_len = encoded_metadata_len(params.metadata);
+    if metadata_len > MAX_METADATA_LEN {
+        return Err(Error::Config {
+            reason: format!(
+                "metadata is {metadata_len} bytes, over the {MAX_METADATA_LEN}-byte cap"
+            ),
+        });
+    }
+    Ok(Layout {
+        segment_log,
+        encrypted,
+        tag_len,
+        flags,
+        metadata_len,
+    })
+}
+
+/// Writes a file's first bytes into `buf`: the fixed header, its payload length 0 (to be
+/// written once known), the metadata and an encrypted file's nonce. Returns where the
+/// metadata ends: the end of the segments' associated data.
+pub(super) fn write_head(
+    buf: &mut Vec<u8>,
+    params: &SealParams<'_>,
+    layout: &Layout,
+) -> Result<usize> {
+    buf.extend_from_slice(&MAGIC);
+    buf.extend_from_slice(&params.format_version.to_le_bytes());
+    buf.extend_from_slice(&layout.flags.to_le_bytes());
+    buf.push(params.codec.id());
+    buf.push(params.kind.id());
+    let (slot_kind, slot_number) = params.slot.to_raw();
+    buf.push(slot_kind);
+    buf.push(layout.segment_log.unwrap_or(0));
+    buf.extend_from_slice(&slot_number.to_le_bytes());
+    buf.extend_from_slice(&params.schema_version.to_le_bytes());
+    buf.extend_from_slice(&params.generation.to_le_bytes());
+    buf.extend_from_slice(&system_time_to_millis(params.saved_at).to_le_bytes());
+    buf.extend_from_slice(&len_u32(layout.metadata_len)?.to_le_bytes());
+    buf.extend_from_slice(&0u64.to_le_bytes());
+    debug_assert_eq!(buf.len(), HEADER_LEN);
+    write_metadata(buf, params.metadata)?;
+    let associated_end = buf.len();
+    if let Protect::Encrypted(_, nonce) = &params.protect {
+        buf.extend_from_slice(nonce);
+    }
+    Ok(associated_end)
+}
+
+/// Writes the table of contents' entry of memento `id` (at `memento_version`) with its range
+/// zero; returns where the range's 16 bytes are, to be written once the memento is.
+pub(super) fn write_toc_entry(
+    buf: &mut Vec<u8>,
+    format_version: u16,
+    id: &str,
+    memento_version: u32,
+) -> Result<usize> {
+    buf.extend_from_slice(&len_u16(id.len())?.to_le_bytes());
+    buf.extend_from_slice(id.as_bytes());
+    if format_version >= FORMAT_VERSION_2 {
+        buf.extend_from_slice(&memento_version.to_le_bytes());
+    }
+    let slot = buf.len();
+    buf.extend_from_slice(&[0u8; 16]);
+    Ok(slot)
 }
 
 /// Seals a body in place ([`Error::FeatureDisabled`] without the `encryption` feature).

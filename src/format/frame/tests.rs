@@ -45,6 +45,14 @@ fn params<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
     }
 }
 
+/// [`params`] for a file of format version 2.
+fn params_v2<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
+    SealParams {
+        format_version: FORMAT_VERSION_2,
+        ..params(m, protect)
+    }
+}
+
 /// [`params`] for a file of format version 1.
 fn params_v1<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
     SealParams {
@@ -118,7 +126,7 @@ fn golden_file_bytes_v2() {
     let m = metadata();
     let key = Key::from_bytes([7; 32]);
     let bytes = seal(
-        &params(&m, Protect::Encrypted(&key, [9; NONCE_LEN])),
+        &params_v2(&m, Protect::Encrypted(&key, [9; NONCE_LEN])),
         &ENTRIES_V2,
     )
     .unwrap();
@@ -141,6 +149,48 @@ fn golden_file_bytes_v2() {
     }
 }
 
+/// The exact bytes of the same file at format version 3: as at version 2 but for the version
+/// field and the segment's associated data (the header with its payload length read as zero):
+/// the ciphertext is the same, its tag and the CRC differ.
+#[cfg(feature = "encryption")]
+#[test]
+fn golden_file_bytes_v3() {
+    let m = metadata();
+    let key = Key::from_bytes([7; 32]);
+    let protect = Protect::Encrypted(&key, [9; NONCE_LEN]);
+    let bytes = seal(&params(&m, protect), &ENTRIES_V2).unwrap();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(hex, GOLDEN_V3_SEGMENTED);
+    let v2 = seal(&params_v2(&m, protect), &ENTRIES_V2).unwrap();
+    assert_eq!(bytes.len(), v2.len());
+    assert_eq!(read_u16(&bytes, OFF_VERSION), 3);
+    // The same header but for the version, and the same metadata and nonce.
+    let start = HEADER_LEN + crate::format::metadata::encoded_metadata_len(&m) + NONCE_LEN;
+    assert_eq!(bytes[OFF_FLAGS..start], v2[OFF_FLAGS..start]);
+    let bytes: Vec<u8> = (0..GOLDEN_V3_SEGMENTED.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&GOLDEN_V3_SEGMENTED[i..i + 2], 16).unwrap())
+        .collect();
+    let opened = open(
+        bytes.clone(),
+        FileKind::Save,
+        Trust::keyed(&key),
+        u64::MAX,
+        2,
+    )
+    .unwrap();
+    assert_eq!(opened.toc.len(), 2);
+    // Its tag does not open as a version-2 file's: the associated data differs.
+    let mut as_v2 = bytes;
+    as_v2[OFF_VERSION..OFF_VERSION + 2].copy_from_slice(&2u16.to_le_bytes());
+    fix_crc(&mut as_v2);
+    let err = open(as_v2, FileKind::Save, Trust::keyed(&key), u64::MAX, 2).unwrap_err();
+    assert!(matches!(err, Error::Decrypt), "{err}");
+}
+
+#[cfg(feature = "encryption")]
+const GOLDEN_V3_SEGMENTED: &str = "895341560d0a1a0a0300110001010112030000000700000002000000000000007b68e5cf8b0100002f0000006c00000000000000fcce38000000000007004c6576656c20330500312e342e3201000700636861707465720100000032030000000102030909090909090909090909093360ed07036863e8c92c4d9f4099acc270733928983b95676c948dd63e7f88dc7aa6e74de71bde7a0dfeef2649df58f393771737af2839eb8468fc6235fcd85a8f159e6830d2aeb9585a1a60dab9f3bbf4ceac639636890237518c07665842f7c54c36e12a4635241b8df888b2e6243d";
+
 /// What format version 2 wrote before segmented encryption: the body as one AES-GCM
 /// message, byte 15 zero. Such files load forever.
 #[cfg(feature = "encryption")]
@@ -155,7 +205,7 @@ const GOLDEN_V2_SEGMENTED: &str = "895341560d0a1a0a02001100010101120300000007000
 fn golden_file_bytes_v2_authenticated() {
     let m = metadata();
     let key = Key::from_bytes([7; 32]);
-    let bytes = seal(&params(&m, Protect::Authenticated(&key)), &ENTRIES_V2).unwrap();
+    let bytes = seal(&params_v2(&m, Protect::Authenticated(&key)), &ENTRIES_V2).unwrap();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_V2_AUTHENTICATED);
     assert!(String::from_utf8_lossy(&bytes).contains(r#"{"player":{"hp":9},"world":[1,2]}"#));
@@ -348,7 +398,7 @@ fn the_byte_table_of_docs_format_md_matches_the_code() {
     ));
     assert_eq!(toc_entry_fixed(FORMAT_VERSION_2), 2 + 4 + 8 + 8);
     assert_eq!(toc_entry_fixed(1), 2 + 8 + 8);
-    assert!(doc.contains(&format!("`u16`, {FORMAT_VERSION} (1 is read too)")));
+    assert!(doc.contains(&format!("`u16`, {FORMAT_VERSION} (1 and 2 are read too)")));
     #[cfg(feature = "integrity")]
     {
         let label = std::str::from_utf8(crate::crypto::MAC_KEY_LABEL).unwrap();
@@ -424,12 +474,12 @@ fn unknown_versions_flags_codecs_and_kinds_are_typed_errors() {
     let clean = seal(&params(&m, Protect::Plain), &ENTRIES).unwrap();
     type Expect = fn(&Error) -> bool;
     let cases: [(usize, &[u8], Expect); 5] = [
-        (OFF_VERSION, &3u16.to_le_bytes(), |e| {
+        (OFF_VERSION, &4u16.to_le_bytes(), |e| {
             matches!(
                 e,
                 Error::UnsupportedFormat {
-                    found: 3,
-                    supported: 2
+                    found: 4,
+                    supported: 3
                 }
             )
         }),

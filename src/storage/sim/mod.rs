@@ -54,6 +54,15 @@ pub enum Op {
         /// How many bytes.
         len: usize,
     },
+    /// Bytes were written over a file's bytes already written, from `offset`.
+    WriteAt {
+        /// The file.
+        path: PathBuf,
+        /// Where the write starts.
+        offset: u64,
+        /// How many bytes.
+        len: usize,
+    },
     /// A file was fsynced.
     Sync(PathBuf),
     /// A rename.
@@ -297,6 +306,18 @@ impl SimFs {
                     state.log.push((Some(logged), half));
                 }
             }
+            if let Internal::WriteAt(inode, offset, data) = &internal {
+                let half = Internal::WriteAt(*inode, *offset, data[..data.len() / 2].to_vec());
+                if let Op::WriteAt { path, offset, .. } = &op {
+                    let logged = Op::WriteAt {
+                        path: path.clone(),
+                        offset: *offset,
+                        len: data.len() / 2,
+                    };
+                    state.model.apply(&half)?;
+                    state.log.push((Some(logged), half));
+                }
+            }
             if let Internal::Sync(inode) = internal {
                 let lost = Internal::FailedSync(inode);
                 state.model.apply(&lost)?;
@@ -328,6 +349,17 @@ impl WriteFile for SimFile {
         };
         self.fs
             .run(op, Internal::Write(self.inode, bytes.to_vec()))
+            .map(drop)
+    }
+
+    fn write_at(&mut self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let op = Op::WriteAt {
+            path: self.path.clone(),
+            offset,
+            len: bytes.len(),
+        };
+        self.fs
+            .run(op, Internal::WriteAt(self.inode, offset, bytes.to_vec()))
             .map(drop)
     }
 

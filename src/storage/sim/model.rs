@@ -74,6 +74,7 @@ pub(super) enum Internal {
     Create(PathBuf),
     Overwrite(PathBuf),
     Write(usize, Vec<u8>),
+    WriteAt(usize, u64, Vec<u8>),
     Sync(usize),
     Rename(PathBuf, PathBuf),
     Link(PathBuf, PathBuf),
@@ -156,6 +157,19 @@ impl Model {
                 return Ok(inode);
             }
             Internal::Write(inode, data) => self.inodes[*inode].data.extend_from_slice(data),
+            Internal::WriteAt(inode, offset, data) => {
+                let node = &mut self.inodes[*inode];
+                let range = usize::try_from(*offset)
+                    .ok()
+                    .and_then(|start| Some(start..start.checked_add(data.len())?))
+                    .filter(|range| range.end <= node.data.len())
+                    .ok_or_else(|| crate::storage::sink::past_the_end(*offset, data.len()))?;
+                node.data[range.clone()].copy_from_slice(data);
+                // Written again: dirty again, so the next fsync writes them.
+                for lost in node.lost.iter_mut().take(range.end).skip(range.start) {
+                    *lost = false;
+                }
+            }
             Internal::Sync(inode) => {
                 let node = &mut self.inodes[*inode];
                 node.synced = node.on_disk();

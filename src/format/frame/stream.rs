@@ -1,0 +1,615 @@
+//! Writing a save as it is encoded (format version 3 on): a file sealed a segment at a time
+//! and handed to a [`StreamSink`] as it goes, so that a save never holds its whole file.
+//!
+//! The bytes are those [`seal_sources`](super::seal::seal_sources) writes for the same file
+//! and nonce. What is written before what is known:
+//!
+//! - The body starts with the table of contents, whose ranges are known only once every
+//!   memento is encoded. The segments it lies in are held back (at least one: a plain body is
+//!   cut into pieces of a segment's size), while the rest of the body is cut into segments as
+//!   the encoder fills them.
+//! - A second thread seals each segment (the encoder goes on with the next), appends it to the
+//!   sink and takes its CRC. It keeps the latest one until the next comes or the encoding
+//!   ends: only then is it known whether it is the last.
+//! - At the end the table's ranges are written in, its segments sealed and written over the
+//!   place kept for them, the header's payload length written over its place, and the tags
+//!   and the CRC (put together from the pieces' CRCs) appended.
+//!
+//! The segments' associated data reads the payload length as zero from format version 3
+//! ([`associated_data`](super::associated_data)): it is the one thing the format had to change
+//! for this.
+
+use std::io::{self, Write as _};
+use std::sync::mpsc;
+
+use super::seal::{Layout, Protect, SealParams, Source, layout, write_head, write_toc_entry};
+use super::toc::toc_entry_fixed;
+use super::{CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_PAYLOAD_LEN, TAG_LEN, associated_data};
+use crate::compression::Compression;
+use crate::error::Error;
+use crate::format::ahead::Ready;
+use crate::format::segments;
+use crate::storage::StreamSink;
+
+/// How long the pieces of a plain body are that the writer thread appends (a plain body has no
+/// segments; it is written in pieces this long as it is encoded).
+const PLAIN_PIECE: usize = 1 << 18;
+
+/// How many filled segments may wait for the writer thread: the encoder is at most this many
+/// (and the one it fills, and the one the writer holds) ahead of the disk.
+const IN_FLIGHT: usize = 2;
+
+/// Whether the file `params` describe can be written as it is encoded: a save (no delta) of
+/// format version 3 on, uncompressed (a compressed body is compressed whole), plain or
+/// encrypted (an integrity-only file's tag covers its header, length and all).
+pub(crate) fn streams(params: &SealParams<'_>) -> bool {
+    params.format_version >= FORMAT_VERSION_3
+        && params.delta.is_none()
+        && params.compression == Compression::None
+        && matches!(params.protect, Protect::Plain | Protect::Encrypted(..))
+}
+
+/// Why a streamed seal stopped.
+#[derive(Debug)]
+pub(crate) enum StreamError {
+    /// The sink's error: the storage's, for the caller to name the object.
+    Sink(io::Error),
+    /// The file would be longer than the cap (`size` is how long it was getting).
+    TooLarge { size: u64 },
+    /// Sealing failed (a memento that does not encode, a file the format cannot have).
+    Seal(Error),
+}
+
+impl From<Error> for StreamError {
+    fn from(e: Error) -> Self {
+        StreamError::Seal(e)
+    }
+}
+
+/// Writes the file of `entries` (as [`seal_sources`](super::seal::seal_sources) takes them)
+/// into `sink` as it is encoded; returns its length. `max_len` caps the file's length.
+/// `params` must [`stream`](streams).
+pub(crate) fn seal_streamed(
+    params: &SealParams<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    sink: &mut dyn StreamSink,
+    max_len: u64,
+) -> std::result::Result<u64, StreamError> {
+    if !streams(params) {
+        return Err(StreamError::Seal(Error::Config {
+            reason: "this file cannot be written as it is encoded".into(),
+        }));
+    }
+    let layout = layout(params)?;
+    let version = params.format_version;
+    let mut head = Vec::new();
+    let associated_end = write_head(&mut head, params, &layout)?;
+    let sealing = match params.protect {
+        Protect::Encrypted(key, nonce) => Some((key, nonce)),
+        _ => None,
+    };
+    let associated = associated_data(&head[..associated_end], version).into_owned();
+    let piece = layout.segment_log.map_or(PLAIN_PIECE, |log| 1 << log);
+    // The table of contents, then the document: the table's length is known now.
+    let toc_len = 4 + entries
+        .iter()
+        .map(|(id, ..)| toc_entry_fixed(version) + id.len())
+        .sum::<usize>();
+    // Whole segments, at least one: a file whose body fits in them is written in order, at the
+    // end, in one piece (a small save makes the writes a save of bytes in hand makes).
+    let held_cap = toc_len.div_ceil(piece).max(1) * piece;
+
+    let (to_writer, from_encoder) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
+    let (spare_out, spares) = mpsc::channel::<Vec<u8>>();
+    let first_streamed = held_cap / piece;
+    let writer = Writer {
+        sealing: sealing.map(|(key, nonce)| (key, nonce, associated.as_slice())),
+        first_index: first_streamed,
+        placeholder_len: head.len() + held_cap,
+        head: &head,
+        max_len,
+    };
+    let (encoded, written) = std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("savegame-write".into())
+            .spawn_scoped(scope, || writer.run(from_encoder, spare_out, sink));
+        let Ok(thread) = thread else {
+            return (
+                Err(StreamError::Sink(io::Error::other(
+                    "no thread could be started to write the save",
+                ))),
+                None,
+            );
+        };
+        let mut body = Body {
+            len: 0,
+            held: Vec::with_capacity(held_cap),
+            held_cap,
+            piece,
+            current: Vec::new(),
+            to_writer: Some(to_writer),
+            spares,
+        };
+        let encoded = encode_body(params, entries, &mut body, version);
+        // The last piece, then the end of the stream: the writer seals what it holds as the
+        // last segment.
+        let finished = encoded.and_then(|ranges| body.finish().map(|()| ranges));
+        drop(body.to_writer.take());
+        (finished, thread.join().ok())
+    });
+    // The writer's error comes first: an encoder whose writer stopped fails for that reason.
+    let streamed = match written {
+        Some(Ok(streamed)) => streamed,
+        Some(Err(e)) => return Err(e),
+        None => {
+            return Err(StreamError::Seal(Error::Config {
+                reason: "the thread writing the save panicked".into(),
+            }));
+        }
+    };
+    let Encoded {
+        mut held,
+        ranges,
+        body_len,
+    } = encoded?;
+    for (slot, range) in ranges {
+        // The table of contents is in the held-back part, which is at least as long.
+        held.get_mut(slot..slot + 16)
+            .ok_or_else(|| Error::malformed("a table entry past the held-back part"))?
+            .copy_from_slice(&range);
+    }
+    finish(
+        &layout,
+        sealing,
+        &associated,
+        head,
+        held,
+        body_len,
+        streamed,
+        sink,
+        max_len,
+    )
+}
+
+/// What [`encode_body`] leaves for the end: the held-back bytes, each table entry's place in
+/// them with its range (offset and length, little-endian), and the body's length.
+struct Encoded {
+    held: Vec<u8>,
+    ranges: Vec<(usize, [u8; 16])>,
+    body_len: usize,
+}
+
+/// Encodes the body into `body`: the table of contents (ranges zero), then the document.
+fn encode_body(
+    params: &SealParams<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    body: &mut Body,
+    version: u16,
+) -> std::result::Result<Encoded, StreamError> {
+    let codec = params.codec;
+    let mut scratch = Vec::new();
+    scratch.extend_from_slice(&crate::format::bytes::len_u32(entries.len())?.to_le_bytes());
+    let mut slots = Vec::with_capacity(entries.len());
+    for (id, memento_version, _) in entries {
+        slots.push(write_toc_entry(
+            &mut scratch,
+            version,
+            id,
+            *memento_version,
+        )?);
+    }
+    body.put(&scratch)?;
+    let doc_start = body.len;
+    scratch.clear();
+    codec.open_document(&mut scratch, entries.len());
+    let mut ranges = Vec::with_capacity(entries.len());
+    for (i, ((id, _, memento), slot)) in entries.iter().zip(&slots).enumerate() {
+        codec.write_document_key(&mut scratch, i, id);
+        body.put(&scratch)?;
+        scratch.clear();
+        let start = body.len;
+        let ready = match memento {
+            Source::Bytes(bytes) => Ready::Bytes(bytes),
+            Source::Encode(value) => Ready::Here(*value),
+            Source::Ahead(ahead, index) => ahead.take(*index),
+        };
+        match ready {
+            Ready::Bytes(bytes) => body.put(bytes)?,
+            Ready::Here(value) => {
+                let encoded = value.encode_to_writer(codec, body);
+                // A writer that stopped is the error, not the encoder's report of it.
+                body.check()?;
+                encoded.map_err(|e| StreamError::Seal(e.encoding(id)))?;
+            }
+        }
+        let mut range = [0u8; 16];
+        range[..8].copy_from_slice(&((start - doc_start) as u64).to_le_bytes());
+        range[8..].copy_from_slice(&((body.len - start) as u64).to_le_bytes());
+        ranges.push((*slot, range));
+    }
+    codec.close_document(&mut scratch);
+    body.put(&scratch)?;
+    Ok(Encoded {
+        held: std::mem::take(&mut body.held),
+        ranges,
+        body_len: body.len,
+    })
+}
+
+/// The body as the encoder writes it: its first `held_cap` bytes kept, the rest cut into
+/// pieces for the writer thread.
+struct Body {
+    len: usize,
+    held: Vec<u8>,
+    held_cap: usize,
+    piece: usize,
+    current: Vec<u8>,
+    /// `None` once the writer stopped (or the body is finished).
+    to_writer: Option<mpsc::SyncSender<Vec<u8>>>,
+    /// Pieces the writer is done with, to be filled again.
+    spares: mpsc::Receiver<Vec<u8>>,
+}
+
+impl Body {
+    fn put(&mut self, bytes: &[u8]) -> std::result::Result<(), StreamError> {
+        self.write_all(bytes).map_err(StreamError::Sink)
+    }
+
+    /// An error if the writer stopped.
+    fn check(&self) -> std::result::Result<(), StreamError> {
+        match self.to_writer {
+            Some(_) => Ok(()),
+            None => Err(StreamError::Sink(stopped())),
+        }
+    }
+
+    fn send(&mut self) -> io::Result<()> {
+        let next = self
+            .spares
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(self.piece));
+        let full = std::mem::replace(&mut self.current, next);
+        let sent = match &self.to_writer {
+            Some(to) => to.send(full).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.to_writer = None;
+            return Err(stopped());
+        }
+        Ok(())
+    }
+
+    /// Hands the writer the last piece, if it has bytes.
+    fn finish(&mut self) -> std::result::Result<(), StreamError> {
+        if !self.current.is_empty() {
+            self.send().map_err(StreamError::Sink)?;
+        }
+        Ok(())
+    }
+}
+
+fn stopped() -> io::Error {
+    io::Error::other("the save's writer stopped")
+}
+
+impl io::Write for Body {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let mut rest = bytes;
+        if self.len < self.held_cap {
+            let take = rest.len().min(self.held_cap - self.len);
+            self.held.extend_from_slice(&rest[..take]);
+            self.len += take;
+            rest = &rest[take..];
+        }
+        while !rest.is_empty() {
+            if self.current.capacity() == 0 {
+                self.current.reserve_exact(self.piece);
+            }
+            let take = rest.len().min(self.piece - self.current.len());
+            self.current.extend_from_slice(&rest[..take]);
+            self.len += take;
+            rest = &rest[take..];
+            if self.current.len() == self.piece {
+                self.send()?;
+            }
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The writer thread's part.
+struct Writer<'a> {
+    sealing: Option<(&'a Key, [u8; NONCE_LEN], &'a [u8])>,
+    /// The index of the first streamed segment (after the held-back ones).
+    first_index: usize,
+    /// The bytes before the first streamed piece: the head and the held-back part, written
+    /// as a placeholder (the head with no payload length, zeros) before it.
+    placeholder_len: usize,
+    head: &'a [u8],
+    max_len: u64,
+}
+
+/// What the writer thread appended after the placeholder: the tags of the segments, the CRC
+/// state of the pieces as written, and whether anything was (the placeholder with it).
+struct Streamed {
+    tags: Vec<u8>,
+    crc: crc32fast::Hasher,
+    pieces: usize,
+    len: u64,
+}
+
+impl Writer<'_> {
+    fn run(
+        &self,
+        pieces: mpsc::Receiver<Vec<u8>>,
+        spares: mpsc::Sender<Vec<u8>>,
+        sink: &mut dyn StreamSink,
+    ) -> std::result::Result<Streamed, StreamError> {
+        let mut out = Streamed {
+            tags: Vec::new(),
+            crc: crc32fast::Hasher::new(),
+            pieces: 0,
+            len: 0,
+        };
+        let mut kept: Option<Vec<u8>> = None;
+        for piece in pieces {
+            if let Some(previous) = kept.replace(piece) {
+                self.write(previous, false, &mut out, sink, &spares)?;
+            }
+        }
+        if let Some(last) = kept {
+            self.write(last, true, &mut out, sink, &spares)?;
+        }
+        Ok(out)
+    }
+
+    fn write(
+        &self,
+        mut piece: Vec<u8>,
+        last: bool,
+        out: &mut Streamed,
+        sink: &mut dyn StreamSink,
+        spares: &mpsc::Sender<Vec<u8>>,
+    ) -> std::result::Result<(), StreamError> {
+        if out.pieces == 0 {
+            let mut placeholder = vec![0u8; self.placeholder_len];
+            placeholder[..self.head.len()].copy_from_slice(self.head);
+            sink.append(&placeholder).map_err(StreamError::Sink)?;
+            out.len = self.placeholder_len as u64;
+        }
+        if let Some((key, nonce, associated)) = self.sealing {
+            let index = self.first_index + out.pieces;
+            let tag = segments::seal_one(key, &nonce, associated, &mut piece, index, last)?;
+            out.tags.extend_from_slice(&tag);
+        }
+        out.len += piece.len() as u64;
+        if out.len > self.max_len {
+            return Err(StreamError::TooLarge { size: out.len });
+        }
+        out.crc.update(&piece);
+        sink.append(&piece).map_err(StreamError::Sink)?;
+        out.pieces += 1;
+        piece.clear();
+        // The encoder may be gone (it failed): the piece is then dropped.
+        let _ = spares.send(piece);
+        Ok(())
+    }
+}
+
+/// Seals the held-back part, writes it, the header's payload length, the tags and the CRC.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    layout: &Layout,
+    sealing: Option<(&Key, [u8; NONCE_LEN])>,
+    associated: &[u8],
+    mut head: Vec<u8>,
+    mut held: Vec<u8>,
+    body_len: usize,
+    streamed: Streamed,
+    sink: &mut dyn StreamSink,
+    max_len: u64,
+) -> std::result::Result<u64, StreamError> {
+    let mut tags = Vec::new();
+    if let (Some((key, nonce)), Some(log)) = (sealing, layout.segment_log) {
+        let size = 1usize << log;
+        let count = segments::count(held.len(), log);
+        // The held-back segments come first; the last of them is the body's last when nothing
+        // was streamed after them.
+        for (index, segment) in held.chunks_mut(size).enumerate() {
+            let last = streamed.pieces == 0 && index + 1 == count;
+            tags.extend_from_slice(&segments::seal_one(
+                key, &nonce, associated, segment, index, last,
+            )?);
+        }
+        if held.is_empty() {
+            // An empty body is one empty segment (no file this writer makes has one).
+            let last = streamed.pieces == 0;
+            tags.extend_from_slice(&segments::seal_one(
+                key,
+                &nonce,
+                associated,
+                &mut [],
+                0,
+                last,
+            )?);
+        }
+    }
+    tags.extend_from_slice(&streamed.tags);
+    let tags_len = if layout.encrypted { tags.len() } else { 0 };
+    let payload_len = (body_len + tags_len) as u64;
+    head[OFF_PAYLOAD_LEN..OFF_PAYLOAD_LEN + 8].copy_from_slice(&payload_len.to_le_bytes());
+    let total = (head.len() + body_len + tags_len + CRC_LEN) as u64;
+    if total > max_len {
+        return Err(StreamError::TooLarge { size: total });
+    }
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&head);
+    crc.update(&held);
+    crc.combine(&streamed.crc);
+    crc.update(&tags);
+    let mut end = tags;
+    end.extend_from_slice(&crc.finalize().to_le_bytes());
+    let sink_err = StreamError::Sink;
+    if streamed.pieces == 0 {
+        // Nothing went ahead: the file in order.
+        sink.append(&head).map_err(sink_err)?;
+        sink.append(&held).map_err(sink_err)?;
+    } else {
+        sink.write_at(head.len() as u64, &held).map_err(sink_err)?;
+        sink.write_at(0, &head[..OFF_PAYLOAD_LEN + 8])
+            .map_err(sink_err)?;
+    }
+    sink.append(&end).map_err(sink_err)?;
+    debug_assert_eq!(TAG_LEN, 16);
+    Ok(total)
+}
+
+#[cfg(all(test, feature = "encryption", feature = "msgpack", feature = "json"))]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::*;
+    use crate::codec::{Codec, CodecError, Encodable};
+    use crate::format::frame::open::open;
+    use crate::format::frame::seal::seal_sources;
+    use crate::format::trust::Trust;
+    use crate::format::{FileKind, Metadata};
+    use crate::slot::SlotId;
+
+    /// A memento encoded as the file is written, as a captured one is.
+    struct Numbers(Vec<u64>);
+
+    impl Encodable for Numbers {
+        fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
+            codec.encode_into(out, &self.0)
+        }
+        fn encode_to_writer(
+            &self,
+            codec: Codec,
+            out: &mut dyn io::Write,
+        ) -> Result<(), CodecError> {
+            codec.encode_to_writer(out, &self.0)
+        }
+    }
+
+    fn params<'a>(m: &'a Metadata, codec: Codec, protect: Protect<'a>) -> SealParams<'a> {
+        SealParams {
+            format_version: FORMAT_VERSION_3,
+            codec,
+            kind: FileKind::Save,
+            slot: SlotId::Numbered(3),
+            schema_version: 7,
+            generation: 2,
+            saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
+            metadata: m,
+            protect,
+            compression: Compression::None,
+            delta: None,
+            threads: 2,
+        }
+    }
+
+    /// Files of every shape the held-back part and the segments can take: one smaller than a
+    /// segment, a body ending on a segment's boundary or just after, a table of contents
+    /// longer than a segment, and mementos encoded as they are written, in pieces.
+    #[test]
+    fn a_file_written_as_it_is_encoded_has_the_bytes_of_one_sealed_whole() {
+        let key = Key::from_bytes([7; 32]);
+        let metadata = Metadata {
+            label: "streamed".into(),
+            ..Metadata::default()
+        };
+        let ids: Vec<String> = (0..20_000).map(|i| format!("entity/{i:05}")).collect();
+        let blob: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let numbers = Numbers((0..300_000u64).map(|i| i * 7_919).collect());
+        let mut cases: Vec<Vec<(&str, u32, Source<'_>)>> = vec![
+            vec![("small", 1, Source::Bytes(b"\"one\""))],
+            vec![("encoded", 2, Source::Encode(&numbers))],
+            vec![
+                ("a", 1, Source::Bytes(&blob[..1 << 18])),
+                ("b", 1, Source::Encode(&numbers)),
+                ("c", 3, Source::Bytes(&blob)),
+            ],
+            ids.iter()
+                .map(|id| (id.as_str(), 1, Source::Bytes(&b"[1,2,3]"[..])))
+                .collect(),
+        ];
+        // Bodies of exactly one, two and three segments and a byte more (the table of contents
+        // of one entry `x` and the document's framing are found by trying).
+        for target in [1usize << 18, 2 << 18, (3 << 18) + 1] {
+            for pad in 0..64 {
+                let len = target - 20 - pad;
+                let entries = vec![("x", 1, Source::Bytes(&blob[..len]))];
+                let m = Metadata::default();
+                let p = params(&m, Codec::MessagePack, Protect::Plain);
+                let body = seal_sources(&p, &entries, 0, &mut |_, _| {}).unwrap();
+                let header = crate::format::parse_header(&body, None).unwrap();
+                if header.sections().payload.end - header.sections().payload.start == target as u64
+                {
+                    cases.push(entries);
+                    break;
+                }
+            }
+        }
+        assert_eq!(cases.len(), 7, "a body of each length was found");
+        for entries in &cases {
+            for codec in [Codec::MessagePack, Codec::Json] {
+                for protect in [Protect::Plain, Protect::Encrypted(&key, [9; NONCE_LEN])] {
+                    let p = params(&metadata, codec, protect);
+                    let whole = seal_sources(&p, entries, 0, &mut |_, _| {}).unwrap();
+                    let mut streamed = Vec::new();
+                    let len = seal_streamed(&p, entries, &mut streamed, u64::MAX).unwrap();
+                    assert_eq!(len, streamed.len() as u64);
+                    assert!(whole == streamed, "{} entries, {codec:?}", entries.len());
+                    let trust = match protect {
+                        Protect::Plain => Trust::plain(),
+                        _ => Trust::encrypted(&key),
+                    };
+                    open(streamed, FileKind::Save, trust, u64::MAX, 2).unwrap();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_over_the_cap_stops_as_too_large_and_a_failing_sink_stops_the_encoder() {
+        let key = Key::from_bytes([7; 32]);
+        let metadata = Metadata::default();
+        let numbers = Numbers((0..300_000u64).collect());
+        let entries = vec![("n", 1, Source::Encode(&numbers))];
+        let p = params(
+            &metadata,
+            Codec::MessagePack,
+            Protect::Encrypted(&key, [1; NONCE_LEN]),
+        );
+        let mut sink = Vec::new();
+        match seal_streamed(&p, &entries, &mut sink, 1 << 19) {
+            Err(StreamError::TooLarge { size }) => assert!(size > 1 << 19),
+            other => panic!("{other:?}"),
+        }
+
+        /// Refuses every append after the first.
+        struct Full(usize);
+        impl StreamSink for Full {
+            fn append(&mut self, _: &[u8]) -> io::Result<()> {
+                self.0 += 1;
+                match self.0 {
+                    1 => Ok(()),
+                    _ => Err(io::Error::from(io::ErrorKind::StorageFull)),
+                }
+            }
+            fn write_at(&mut self, _: u64, _: &[u8]) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        match seal_streamed(&p, &entries, &mut Full(0), u64::MAX) {
+            Err(StreamError::Sink(e)) => assert_eq!(e.kind(), io::ErrorKind::StorageFull),
+            other => panic!("{other:?}"),
+        }
+    }
+}

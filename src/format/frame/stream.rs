@@ -123,7 +123,8 @@ pub(crate) fn seal_streamed(
         };
         let mut body = Body {
             len: 0,
-            held: Vec::with_capacity(held_cap),
+            // Grown as written: a small save allocates what it needs, not a segment.
+            held: Vec::new(),
             held_cap,
             piece,
             current: Vec::new(),

@@ -129,26 +129,26 @@ impl Codec {
         out: &mut dyn io::Write,
         value: &T,
     ) -> Result<(), CodecError> {
-        let wrap = |e: io::Error| CodecError::Codec(Box::new(e));
-        let mut buffered = io::BufWriter::with_capacity(WRITER_BUFFER, out);
+        let codec_error = |e: Box<dyn std::error::Error + Send + Sync>| CodecError::Codec(e);
         match self {
             #[cfg(feature = "json")]
-            Codec::Json => serde_json::to_writer(&mut buffered, value)
-                .map_err(|e| CodecError::Codec(Box::new(e)))?,
+            Codec::Json => {
+                let mut buffered = io::BufWriter::with_capacity(WRITER_BUFFER, out);
+                serde_json::to_writer(&mut buffered, value).map_err(|e| codec_error(e.into()))?;
+                io::Write::flush(&mut buffered).map_err(|e| codec_error(e.into()))
+            }
+            // rmp-serde into a bounded writer runs at half its speed into a `Vec`:
+            // `chunked` lets it write into one and hands `out` the pieces.
             #[cfg(feature = "msgpack")]
             Codec::MessagePack => {
-                let mut serializer = rmp_serde::Serializer::new(&mut buffered).with_struct_map();
-                value
-                    .serialize(&mut serializer)
-                    .map_err(|e| CodecError::Codec(Box::new(e)))?;
+                crate::chunked::encode(out, value).map_err(|e| codec_error(e.into()))
             }
             _ => {
                 let mut bytes = Vec::new();
                 self.encode_into(&mut bytes, value)?;
-                io::Write::write_all(&mut buffered, &bytes).map_err(wrap)?;
+                out.write_all(&bytes).map_err(|e| codec_error(e.into()))
             }
         }
-        io::Write::flush(&mut buffered).map_err(wrap)
     }
 
     pub(crate) fn encode_into<T: Serialize + ?Sized>(
@@ -334,8 +334,9 @@ pub(crate) trait Encodable {
     }
 }
 
-/// How much an encoding into a writer gathers before it hands the writer a piece: the codecs
-/// write a few bytes at a time, and the writer is a trait object.
+/// How much a JSON encoding into a writer gathers before it hands the writer a piece:
+/// serde_json writes a few bytes at a time, and the writer is a trait object.
+#[cfg(feature = "json")]
 const WRITER_BUFFER: usize = 1 << 16;
 
 /// Why a codec could not encode or decode a value.

@@ -181,6 +181,8 @@
 )]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "msgpack")]
+mod chunked;
 pub mod codec;
 pub mod compression;
 pub mod crypto;

@@ -93,8 +93,9 @@ impl Engine {
 
     /// A full save, with the slot's lock held: a new base, and the end of its journal.
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
-        // Written as it is encoded where the sealing allows it (see `streamed`).
-        if streams(&self.files.seal_with(0))
+        // Written as it is encoded where the storage and the sealing allow it (see `streamed`).
+        if self.files.storage.streams()
+            && streams(&self.files.seal_with(0))
             && let Some(report) = self.save_streamed(slot, snapshot)?
         {
             return Ok(report);

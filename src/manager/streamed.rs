@@ -8,7 +8,8 @@
 //! `Ok` means the new file is durable. Where it cannot say what the slot's current file is
 //! cheaply (no header at the game's schema version: a migration's pre-migration copy, a
 //! damaged header), or the check finds the current file damaged, it writes nothing and the
-//! other path saves.
+//! other path saves. So it does where no thread can be started beside the encoder, and on a
+//! storage that does not write as it goes (`Storage::streams`: only `FsStorage` does).
 
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -51,7 +52,8 @@ impl Engine {
         let path = files.storage.locate(&name);
         // What stopped the put, beside the storage's own error.
         let stopped: RefCell<Option<Error>> = RefCell::new(None);
-        let damaged = Cell::new(false);
+        // The current file is damaged, or no writer thread could be had: the other path saves.
+        let fall_back = Cell::new(false);
         let written = Cell::new(0u64);
         let mut fill = |sink: &mut dyn StreamSink| -> io::Result<()> {
             let streamed = snapshot.stream_file(
@@ -69,6 +71,12 @@ impl Engine {
                     return Ok(());
                 }
                 Err(StreamError::Sink(e)) => return Err(e),
+                Err(StreamError::NoThread) => {
+                    fall_back.set(true);
+                    return Err(io::Error::other(
+                        "no thread to write the save beside its encoder",
+                    ));
+                }
                 Err(StreamError::TooLarge { size }) => Error::TooLarge {
                     path: path.clone(),
                     size,
@@ -100,7 +108,7 @@ impl Engine {
                 match checked {
                     Ok(()) => rotate(files.storage.as_ref(), name, keep),
                     Err(e) => {
-                        damaged.set(e.is_corruption());
+                        fall_back.set(e.is_corruption());
                         let said = io::Error::other(e.to_string());
                         *stopped.borrow_mut() = Some(e);
                         Err(said)
@@ -112,7 +120,7 @@ impl Engine {
                 .put_streamed(name, &mut fill, Some(&mut first))
         });
         if let Err(e) = put {
-            if damaged.get() {
+            if fall_back.get() {
                 return Ok(None);
             }
             return Err(stopped

@@ -408,6 +408,11 @@ impl Storage for FsStorage {
         self.put_staged(name, Contents::Bytes(bytes), first)
     }
 
+    /// A save is written into its temporary file as it is encoded.
+    fn streams(&self) -> bool {
+        true
+    }
+
     /// Writes the object into the temporary file as `fill` makes it, then as
     /// [`put_after`](Storage::put_after) (or [`put`](Storage::put) without `first`).
     fn put_streamed(

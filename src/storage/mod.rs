@@ -84,7 +84,7 @@
 //! |---|---|
 //! | [`can_append`](Storage::can_append), [`append`](Storage::append) | incremental saves are kept as one object each (`slot-001.sav.d000001`, …) instead of a journal; a folder written one way does not show its deltas to a manager of the other (the load reports them) |
 //! | [`put_after`](Storage::put_after), [`rotate_dropping`](Storage::rotate_dropping) | a save is staged as `NAME.new` and the backups rotated around it through `put`s; the file the rotation drops is not recycled |
-//! | [`put_streamed`](Storage::put_streamed) | a save is gathered whole in memory before the wrapper's `put_after` or `put` sees it, instead of written a segment at a time as it is encoded |
+//! | [`streams`](Storage::streams), [`put_streamed`](Storage::put_streamed) | a save is sealed whole in memory and handed to `put_after` or `put`, instead of written a segment at a time as it is encoded |
 //! | [`identity`](Storage::identity) | every incremental save reads the slot's save whole to check its CRC again, instead of only when the file changed since it was last checked |
 //! | [`copy`](Storage::copy) | backups are copied byte for byte through `read` and `put`, not hard-linked |
 //! | [`lock`](Storage::lock) | the manager locks between the threads of this process only, not between processes |
@@ -133,6 +133,7 @@
 //!         self.writes.fetch_add(1, Ordering::Relaxed);
 //!         self.inner.put_after(name, bytes, first)
 //!     }
+//!     fn streams(&self) -> bool { self.inner.streams() }
 //!     fn put_streamed(
 //!         &self,
 //!         name: &str,
@@ -440,6 +441,14 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
         committed.and(removed)
     }
 
+    /// Whether [`put_streamed`](Storage::put_streamed) writes as it goes. The manager then
+    /// writes a save as it is encoded, a segment at a time; otherwise it seals the whole file
+    /// in memory (on several threads) and calls `put_after` or `put`. The default is `false`;
+    /// [`FsStorage`] says `true`.
+    fn streams(&self) -> bool {
+        false
+    }
+
     /// Puts the object `fill` writes under `name`, as [`put_after`](Storage::put_after) with
     /// `first`, or as [`put`](Storage::put) without: with the same promises, over the bytes
     /// `fill` wrote (appended in order, with its writes over them) when it returns `Ok`. A save
@@ -579,6 +588,9 @@ impl<S: Storage + ?Sized> Storage for Arc<S> {
         first: &mut dyn FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
         (**self).put_after(name, bytes, first)
+    }
+    fn streams(&self) -> bool {
+        (**self).streams()
     }
     fn put_streamed(
         &self,

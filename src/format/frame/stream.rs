@@ -58,6 +58,9 @@ pub(crate) enum StreamError {
     TooLarge { size: u64 },
     /// Sealing failed (a memento that does not encode, a file the format cannot have).
     Seal(Error),
+    /// No thread could be started to write beside the encoder: nothing was written, and the
+    /// caller seals the file whole instead.
+    NoThread,
 }
 
 impl From<Error> for StreamError {
@@ -114,12 +117,7 @@ pub(crate) fn seal_streamed(
             .name("savegame-write".into())
             .spawn_scoped(scope, || writer.run(from_encoder, spare_out, sink));
         let Ok(thread) = thread else {
-            return (
-                Err(StreamError::Sink(io::Error::other(
-                    "no thread could be started to write the save",
-                ))),
-                None,
-            );
+            return (Err(StreamError::NoThread), None);
         };
         let mut body = Body {
             len: 0,
@@ -138,6 +136,9 @@ pub(crate) fn seal_streamed(
         drop(body.to_writer.take());
         (finished, thread.join().ok())
     });
+    if let Err(StreamError::NoThread) = encoded {
+        return Err(StreamError::NoThread);
+    }
     // The writer's error comes first: an encoder whose writer stopped fails for that reason.
     let streamed = match written {
         Some(Ok(streamed)) => streamed,

@@ -43,7 +43,7 @@ pub const FORMAT_VERSION: u16 = 3;
 pub const FORMAT_VERSION_2: u16 = 2;
 /// The first format version whose segments' associated data reads the header's payload
 /// length as zero: a save is sealed a segment at a time as it is encoded, before its length
-/// is known (see [`associated_data`]).
+/// is known (see "Segmented encryption" in `docs/format.md`).
 pub const FORMAT_VERSION_3: u16 = 3;
 /// The default cap on a save file's size, and on a compressed body's decompressed size: 256 MiB
 /// (a manager's [`max_file_size`](crate::ManagerBuilder::max_file_size) sets its own).

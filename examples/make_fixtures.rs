@@ -131,6 +131,27 @@ impl Seal {
     }
 }
 
+/// A manager at schema version 3 over `dir`, sealing as `seal` says.
+fn schema_v3_manager(
+    dir: &Path,
+    codec: Codec,
+    seal: Seal,
+    compression: Compression,
+) -> Result<SaveLoadManager, Box<dyn std::error::Error>> {
+    let builder = SaveLoadManager::builder()
+        .directory(dir)
+        .codec(codec)
+        .compression(compression)
+        .schema_version(3);
+    let manager = match seal {
+        Seal::Plain => builder,
+        Seal::Aes => builder.key(Key::from_bytes(KEY)),
+        Seal::Hmac => builder.integrity_only(Key::from_bytes(KEY)),
+    }
+    .build()?;
+    Ok(manager)
+}
+
 /// The format-2 fixtures (see the module docs).
 fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     // The state of the v3 fixtures, so `v3.expected.json` is theirs too.
@@ -171,17 +192,7 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         .chain(segmented.into_iter().map(|f| (f, "segmented-")));
     for ((story, codec, seal, compression), kind) in files {
         let tmp = tempfile::tempdir()?;
-        let builder = SaveLoadManager::builder()
-            .directory(tmp.path())
-            .codec(codec)
-            .compression(compression)
-            .schema_version(3);
-        let manager = match seal {
-            Seal::Plain => builder,
-            Seal::Aes => builder.key(Key::from_bytes(KEY)),
-            Seal::Hmac => builder.integrity_only(Key::from_bytes(KEY)),
-        }
-        .build()?;
+        let manager = schema_v3_manager(tmp.path(), codec, seal, compression)?;
         let mut snapshot: Snapshot = manager
             .snapshot()
             .with_label(format!("fixture format 2 {story}"))
@@ -235,16 +246,7 @@ fn format3(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     for codec in [Codec::Json, Codec::MessagePack] {
         for seal in [Seal::Plain, Seal::Aes, Seal::Hmac] {
             let tmp = tempfile::tempdir()?;
-            let builder = SaveLoadManager::builder()
-                .directory(tmp.path())
-                .codec(codec)
-                .schema_version(3);
-            let manager = match seal {
-                Seal::Plain => builder,
-                Seal::Aes => builder.key(Key::from_bytes(KEY)),
-                Seal::Hmac => builder.integrity_only(Key::from_bytes(KEY)),
-            }
-            .build()?;
+            let manager = schema_v3_manager(tmp.path(), codec, seal, Compression::None)?;
             let mut snapshot: Snapshot = manager
                 .snapshot()
                 .with_label("fixture format 3 v3")

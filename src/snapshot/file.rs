@@ -226,15 +226,7 @@ impl Snapshot {
         on_memento: &mut dyn FnMut(&str, &[u8]),
     ) -> Result<Vec<u8>> {
         let deleted = sequence.map(|n| (n, self.deleted_ids().collect()));
-        let file = FileOf {
-            codec: self.codec,
-            metadata: &self.metadata,
-            kind,
-            slot,
-            schema_version,
-            generation,
-            saved_at,
-        };
+        let file = self.file_of(kind, slot, schema_version, generation, saved_at);
         self.write_entries(with.threads, with.size_hint, |entries| {
             seal_entries(&file, deleted, with, entries, on_memento)
         })
@@ -253,18 +245,30 @@ impl Snapshot {
         sink: &mut dyn StreamSink,
         max_len: u64,
     ) -> std::result::Result<u64, StreamError> {
-        let file = FileOf {
+        let file = self.file_of(FileKind::Save, slot, schema_version, generation, saved_at);
+        self.write_entries(with.threads, 0, |entries| {
+            stream_entries(&file, with, entries, sink, max_len)
+        })
+    }
+
+    /// What a file of this snapshot is, beside its mementos.
+    fn file_of(
+        &self,
+        kind: FileKind,
+        slot: SlotId,
+        schema_version: u32,
+        generation: u64,
+        saved_at: std::time::SystemTime,
+    ) -> FileOf<'_> {
+        FileOf {
             codec: self.codec,
             metadata: &self.metadata,
-            kind: FileKind::Save,
+            kind,
             slot,
             schema_version,
             generation,
             saved_at,
-        };
-        self.write_entries(with.threads, 0, |entries| {
-            stream_entries(&file, with, entries, sink, max_len)
-        })
+        }
     }
 
     /// Runs `write` over the snapshot's entries, in ascending id order, with the captured

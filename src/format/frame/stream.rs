@@ -473,7 +473,6 @@ fn finish(
 
 #[cfg(all(test, feature = "encryption", feature = "msgpack", feature = "json"))]
 mod tests {
-    use std::time::{Duration, UNIX_EPOCH};
 
     use super::*;
     use crate::codec::{Codec, CodecError, Encodable};
@@ -481,7 +480,6 @@ mod tests {
     use crate::format::frame::seal::seal_sources;
     use crate::format::trust::Trust;
     use crate::format::{FileKind, Metadata};
-    use crate::slot::SlotId;
 
     /// A memento encoded as the file is written, as a captured one is.
     struct Numbers(Vec<u64>);
@@ -499,20 +497,11 @@ mod tests {
         }
     }
 
+    /// The frame tests' file, at the current format version, in `codec`.
     fn params<'a>(m: &'a Metadata, codec: Codec, protect: Protect<'a>) -> SealParams<'a> {
         SealParams {
-            format_version: FORMAT_VERSION_3,
             codec,
-            kind: FileKind::Save,
-            slot: SlotId::Numbered(3),
-            schema_version: 7,
-            generation: 2,
-            saved_at: UNIX_EPOCH + Duration::from_millis(1_700_000_000_123),
-            metadata: m,
-            protect,
-            compression: Compression::None,
-            delta: None,
-            threads: 2,
+            ..crate::format::frame::tests::params(m, protect)
         }
     }
 

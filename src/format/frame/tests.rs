@@ -28,7 +28,7 @@ fn metadata() -> Metadata {
     m
 }
 
-fn params<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
+pub(super) fn params<'a>(m: &'a Metadata, protect: Protect<'a>) -> SealParams<'a> {
     SealParams {
         format_version: FORMAT_VERSION,
         codec: Codec::Json,

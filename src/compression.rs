@@ -10,7 +10,10 @@
 //! encrypted or authenticated: the cipher and the MAC see the compressed bytes, and a load
 //! checks the tag before it decompresses anything. A body that compression would not make
 //! smaller is written uncompressed (its flags say so), so a compressing manager never writes a
-//! file larger than an uncompressed one by more than nothing.
+//! file larger than an uncompressed one by more than nothing; except a body of more than 2 MiB
+//! that Zstandard compresses as it is encoded, on more than one thread: it
+//! stays compressed, and a part that does not shrink is stored as it is, 3 bytes longer per
+//! 128 KiB.
 //!
 //! # Limits on decompression
 //!
@@ -20,12 +23,12 @@
 //! decompresses to any other length than it recorded is [`Error::Malformed`]: a compression
 //! bomb is a typed error, never an allocation of gigabytes.
 
-use std::fmt;
+use std::{fmt, io};
 
 use crate::error::{Error, Result};
 
-/// The smallest body Zstandard compresses on more than one thread.
-#[cfg(feature = "zstd")]
+/// The smallest body Zstandard compresses on more than one thread; a document that grows past
+/// it is compressed as it is encoded ([`Compressing`]).
 const ZSTD_PARALLEL_MIN: usize = 2 << 20;
 
 /// The zstd level [`Compression::zstd`] picks: zstd's own default, a good speed for its ratio.
@@ -289,6 +292,203 @@ impl fmt::Display for Compression {
 fn disabled(compression: Compression) -> Error {
     Error::FeatureDisabled {
         feature: compression.feature().unwrap_or("none"),
+    }
+}
+
+/// A body's document compressed as it is encoded, on zstd's worker threads beside the
+/// encoder, so that a large save's compression costs little more than its encoding.
+///
+/// The document is written into the file's buffer, after the table of contents, until it
+/// passes [`ZSTD_PARALLEL_MIN`]; a smaller one is compressed whole with the rest of the body,
+/// as before. A larger one goes on into a Zstandard frame of its own as it comes (what was in
+/// the buffer first), and [`finish_body`](Self::finish_body) puts the body together: its
+/// length, the part before the document (a delta's preamble and the table of contents, whose
+/// ranges are known only now) as a frame, then the document's frame. A decoder reads
+/// consecutive frames as one stream (RFC 8878, section 3).
+///
+/// Such a body is kept compressed even where it did not shrink: zstd stores a block it cannot
+/// make smaller as it is, with a 3-byte header per 128 KiB block.
+pub(crate) struct Compressing<'a> {
+    buf: &'a mut Vec<u8>,
+    /// Where the document starts in `buf`.
+    start: usize,
+    /// The document's length so far.
+    len: usize,
+    compression: Compression,
+    threads: usize,
+    /// What the compressed document is expected to take (the slot's last file's length).
+    size_hint: usize,
+    stream: Option<Stream>,
+    /// Why the stream failed, if it did (an encoder reports its writer's error as its own).
+    failed: Option<String>,
+}
+
+impl<'a> Compressing<'a> {
+    /// A document written at the end of `buf`, compressed as it goes by `compression` on
+    /// `threads` threads once it passes [`ZSTD_PARALLEL_MIN`]; or `None` where that is not done:
+    /// LZ4 (one block, compressed whole), one thread (nothing to overlap), or no zstd.
+    pub(crate) fn new(
+        buf: &'a mut Vec<u8>,
+        compression: Compression,
+        threads: usize,
+        size_hint: usize,
+    ) -> Option<Self> {
+        let zstd = matches!(compression, Compression::Zstd { .. }) && cfg!(feature = "zstd");
+        if !zstd || threads < 2 {
+            return None;
+        }
+        Some(Compressing {
+            start: buf.len(),
+            buf,
+            len: 0,
+            compression,
+            threads,
+            size_hint,
+            stream: None,
+            failed: None,
+        })
+    }
+
+    /// The document's length so far.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The buffer before the document (where the table of contents' ranges are written once
+    /// the document is).
+    pub(crate) fn before_document(&mut self) -> &mut [u8] {
+        &mut self.buf[..self.start]
+    }
+
+    /// Why compressing failed, if it did.
+    pub(crate) fn failure(&self) -> Option<io::Error> {
+        self.failed.as_deref().map(io::Error::other)
+    }
+
+    /// Puts the body together once the document is written, `body_start` being where the body
+    /// starts in the buffer (the part before it stays as it is). Returns `false` when the
+    /// document stayed in the buffer: the body is then in the buffer uncompressed, for
+    /// [`compress_into`](Compression::compress_into). Returns `true` when the buffer now
+    /// holds the compressed body in place of the uncompressed one.
+    pub(crate) fn finish_body(self, body_start: usize) -> Result<bool> {
+        let Some(stream) = self.stream else {
+            return Ok(false);
+        };
+        let document = stream.finish().map_err(failed_to_compress)?;
+        let first = &self.buf[body_start..self.start];
+        let body_len = first.len() + self.len;
+        let mut out = Vec::with_capacity(
+            body_start + 8 + zstd_bound(first.len()) + document.len() + COMPRESSED_TAIL_ROOM,
+        );
+        out.extend_from_slice(&self.buf[..body_start]);
+        out.extend_from_slice(&(body_len as u64).to_le_bytes());
+        let at = out.len();
+        let written = self.compression.compress_stream(first, &mut out, 1)?;
+        out.truncate(at + written);
+        out.extend_from_slice(&document);
+        *self.buf = out;
+        Ok(true)
+    }
+
+    /// Starts the stream with the document so far, taken out of the buffer.
+    fn start_stream(&mut self) -> io::Result<()> {
+        let mut stream = Stream::new(self.compression, self.threads, self.size_hint)?;
+        stream.write_all(&self.buf[self.start..])?;
+        self.buf.truncate(self.start);
+        self.buf.shrink_to(self.start);
+        self.stream = Some(stream);
+        Ok(())
+    }
+}
+
+impl io::Write for Compressing<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let written = match &mut self.stream {
+            Some(stream) => stream.write_all(bytes),
+            None => {
+                self.buf.extend_from_slice(bytes);
+                if self.buf.len() - self.start >= ZSTD_PARALLEL_MIN {
+                    self.start_stream()
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        if let Err(e) = written {
+            self.failed = Some(e.to_string());
+            return Err(e);
+        }
+        self.len += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Room for a sealed file's tags and CRC after a body put together by [`Compressing`], so that
+/// they are appended without a reallocation (a generous bound for a segmented body's tags).
+const COMPRESSED_TAIL_ROOM: usize = 4096;
+
+/// zstd's bound on the compression of `len` bytes (0 without zstd, where nothing is).
+fn zstd_bound(len: usize) -> usize {
+    #[cfg(feature = "zstd")]
+    return zstd::zstd_safe::compress_bound(len);
+    #[cfg(not(feature = "zstd"))]
+    return {
+        let _ = len;
+        0
+    };
+}
+
+fn failed_to_compress(e: io::Error) -> Error {
+    Error::Config {
+        reason: format!("zstd compression failed: {e}"),
+    }
+}
+
+/// A Zstandard frame written as it comes, on zstd's worker threads.
+#[cfg(feature = "zstd")]
+struct Stream(zstd::stream::write::Encoder<'static, Vec<u8>>);
+
+/// Without zstd there is no stream ([`Compressing::new`] makes none).
+#[cfg(not(feature = "zstd"))]
+enum Stream {}
+
+#[cfg(feature = "zstd")]
+impl Stream {
+    fn new(compression: Compression, threads: usize, size_hint: usize) -> io::Result<Self> {
+        let level = match compression {
+            Compression::Zstd { level } => level,
+            _ => 0,
+        };
+        let mut encoder = zstd::stream::write::Encoder::new(Vec::with_capacity(size_hint), level)?;
+        encoder.multithread(u32::try_from(threads).unwrap_or(u32::MAX))?;
+        Ok(Stream(encoder))
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        io::Write::write_all(&mut self.0, bytes)
+    }
+
+    fn finish(self) -> io::Result<Vec<u8>> {
+        self.0.finish()
+    }
+}
+
+#[cfg(not(feature = "zstd"))]
+impl Stream {
+    fn new(_: Compression, _: usize, _: usize) -> io::Result<Self> {
+        Err(io::Error::other("zstd is not in this build"))
+    }
+
+    fn write_all(&mut self, _: &[u8]) -> io::Result<()> {
+        match *self {}
+    }
+
+    fn finish(self) -> io::Result<Vec<u8>> {
+        match self {}
     }
 }
 

@@ -381,7 +381,7 @@ pub(super) fn save_state(
                     generation,
                     saved_at: crate::format::now(),
                 };
-                seal_entries(&file, None, with, &entries, seeing)
+                seal_entries(&file, None, with, &entries, Some(seeing))
             },
         )
     };

@@ -163,7 +163,7 @@ impl Snapshot {
             None,
             saved_at,
             with,
-            &mut |_, _| {},
+            None,
         )
     }
 
@@ -186,7 +186,7 @@ impl Snapshot {
             None,
             crate::format::now(),
             with,
-            on_memento,
+            Some(on_memento),
         )
     }
 
@@ -209,7 +209,7 @@ impl Snapshot {
             Some(sequence),
             crate::format::now(),
             with,
-            &mut |_, _| {},
+            None,
         )
     }
 
@@ -223,7 +223,7 @@ impl Snapshot {
         sequence: Option<u64>,
         saved_at: std::time::SystemTime,
         with: SealWith<'_>,
-        on_memento: &mut dyn FnMut(&str, &[u8]),
+        on_memento: Option<crate::format::SeeMemento<'_>>,
     ) -> Result<Vec<u8>> {
         let deleted = sequence.map(|n| (n, self.deleted_ids().collect()));
         let file = self.file_of(kind, slot, schema_version, generation, saved_at);

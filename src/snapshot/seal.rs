@@ -65,15 +65,15 @@ pub(crate) struct FileOf<'a> {
 }
 
 /// The bytes of the file `file` of `entries` (in ascending id order), with a delta's sequence
-/// number and deletions, sealed and written as `with` says; `on_memento(id, bytes)` sees each
-/// memento's encoded bytes. For a snapshot, and for a state listed by reference
+/// number and deletions, sealed and written as `with` says; `on_memento(id, bytes)`, if any,
+/// sees each memento's encoded bytes. For a snapshot, and for a state listed by reference
 /// ([`Members`](crate::Members)).
 pub(crate) fn seal_entries(
     file: &FileOf<'_>,
     delta: Option<(u64, Vec<&str>)>,
     with: SealWith<'_>,
     entries: &[(&str, u32, Source<'_>)],
-    on_memento: &mut dyn FnMut(&str, &[u8]),
+    on_memento: Option<format::SeeMemento<'_>>,
 ) -> Result<Vec<u8>> {
     let params = params(file, delta, with)?;
     format::seal_sources(&params, entries, with.size_hint, on_memento)

@@ -10,6 +10,8 @@
 //! - [`crc`]: the CRC32 trailer, checked over a whole file or piece by piece.
 //! - [`toc`]: the body's table of contents (and a delta's preamble before it), and the check
 //!   that the document is exactly the map of its mementos.
+//! - [`document`]: a body's document written into a writer as it is encoded (a streamed
+//!   save's, a body compressed as it goes).
 //! - [`seal`]: writing a whole file: header, metadata, body, compression, encryption or the
 //!   integrity tag, CRC.
 //! - [`stream`]: writing a save as it is encoded, a segment at a time (format version 3).
@@ -17,6 +19,7 @@
 //!   trusts, decryption or the tag, decompression, table of contents.
 
 pub(super) mod crc;
+pub(super) mod document;
 pub(super) mod header;
 pub(super) mod open;
 pub(super) mod seal;

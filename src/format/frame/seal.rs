@@ -6,16 +6,18 @@
 use std::time::SystemTime;
 
 use super::crc::crc_of;
+use super::document::{DocumentError, DocumentOut, write_document};
+pub(crate) use super::document::{SeeMemento, Source};
 use super::toc::toc_entry_fixed;
 use super::{
     COMPRESSION_SHIFT, CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FLAG_SEGMENTED, FORMAT_VERSION,
     FORMAT_VERSION_2, FileKind, HEADER_LEN, Key, MAC_LEN, MAGIC, MAX_METADATA_LEN, NONCE_LEN,
     OFF_FLAGS, OFF_PAYLOAD_LEN, TAG_LEN, associated_data,
 };
-use crate::codec::{Codec, Encodable};
-use crate::compression::Compression;
+use crate::codec::Codec;
+use crate::compression::{Compressing, Compression};
 use crate::error::{Error, Result};
-use crate::format::ahead::{Ahead, Ready};
+use crate::format::ahead::Ready;
 use crate::format::bytes::{len_u16, len_u32, system_time_to_millis};
 use crate::format::metadata::{Metadata, encoded_metadata_len, write_metadata};
 use crate::format::segments;
@@ -42,7 +44,8 @@ pub(crate) struct SealParams<'a> {
     pub metadata: &'a Metadata,
     pub protect: Protect<'a>,
     /// How the body is compressed before it is sealed (format version 2 on). A body that it
-    /// would not make smaller is written uncompressed.
+    /// would not make smaller is written uncompressed, unless it was compressed as it was
+    /// encoded ([`Compressing`]: then it stays compressed).
     pub compression: Compression,
     /// For a delta: its sequence number and the ids it deletes.
     pub delta: Option<(u64, Vec<&'a str>)>,
@@ -60,18 +63,7 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
         .iter()
         .map(|&(id, version, bytes)| (id, version, Source::Bytes(bytes)))
         .collect();
-    seal_sources(params, &sources, 0, &mut |_, _| {})
-}
-
-/// Where a memento's bytes come from when a file is sealed.
-pub(crate) enum Source<'a> {
-    /// Encoded already.
-    Bytes(&'a [u8]),
-    /// Encoded now, straight into the file's buffer.
-    Encode(&'a (dyn Encodable + 'a)),
-    /// Entry `.1` of mementos other threads may be encoding while the file is written: what
-    /// [`Ahead::take`] gives when the file reaches it.
-    Ahead(&'a (dyn Ahead + 'a), usize),
+    seal_sources(params, &sources, 0, None)
 }
 
 /// [`seal`] of mementos that may be encoded as the file is written: each
@@ -79,12 +71,13 @@ pub(crate) enum Source<'a> {
 /// own. `size_hint` is the expected length of the file (the slot's previous one, say), so
 /// that the buffer is allocated once when the mementos' sizes are not known up front (0: no
 /// hint). `on_memento(id, bytes)` sees each memento's encoded bytes once they are in the
-/// buffer, before compression and sealing.
+/// buffer, before compression and sealing. Without it, a large body compressed with Zstandard
+/// is compressed as it is encoded ([`Compressing`]).
 pub(crate) fn seal_sources(
     params: &SealParams<'_>,
     entries: &[(&str, u32, Source<'_>)],
     size_hint: usize,
-    on_memento: &mut dyn FnMut(&str, &[u8]),
+    mut on_memento: Option<SeeMemento<'_>>,
 ) -> Result<Vec<u8>> {
     let version = params.format_version;
     let layout = layout(params)?;
@@ -146,31 +139,42 @@ pub(crate) fn seal_sources(
     for (id, memento_version, _) in entries {
         toc_slots.push(write_toc_entry(&mut buf, version, id, *memento_version)?);
     }
-    let doc_start = buf.len();
-    codec.open_document(&mut buf, entries.len());
-    for (i, ((id, _, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
-        codec.write_document_key(&mut buf, i, id);
-        let start = buf.len();
-        let ready = match memento {
-            Source::Bytes(bytes) => Ready::Bytes(bytes),
-            Source::Encode(value) => Ready::Here(*value),
-            Source::Ahead(ahead, index) => ahead.take(*index),
-        };
-        match ready {
-            Ready::Bytes(bytes) => buf.extend_from_slice(bytes),
-            Ready::Here(value) => value
-                .encode_into(codec, &mut buf)
-                .map_err(|e| e.encoding(id))?,
+    let compressed = if on_memento.is_none() {
+        write_compressing(&mut buf, params, entries, &toc_slots, body_start, size_hint)?
+    } else {
+        None
+    };
+    let compressed = match compressed {
+        Some(compressed) => compressed,
+        None => {
+            let doc_start = buf.len();
+            codec.open_document(&mut buf, entries.len());
+            for (i, ((id, _, memento), slot)) in entries.iter().zip(&toc_slots).enumerate() {
+                codec.write_document_key(&mut buf, i, id);
+                let start = buf.len();
+                match memento.ready() {
+                    Ready::Bytes(bytes) => buf.extend_from_slice(bytes),
+                    Ready::Here(value) => value
+                        .encode_into(codec, &mut buf)
+                        .map_err(|e| e.encoding(id))?,
+                }
+                if let Some(on_memento) = on_memento.as_mut() {
+                    on_memento(id, &buf[start..]);
+                }
+                let offset = (start - doc_start) as u64;
+                let len = (buf.len() - start) as u64;
+                buf[*slot..*slot + 8].copy_from_slice(&offset.to_le_bytes());
+                buf[*slot + 8..*slot + 16].copy_from_slice(&len.to_le_bytes());
+            }
+            codec.close_document(&mut buf);
+            false
         }
-        on_memento(id, &buf[start..]);
-        let offset = (start - doc_start) as u64;
-        let len = (buf.len() - start) as u64;
-        buf[*slot..*slot + 8].copy_from_slice(&offset.to_le_bytes());
-        buf[*slot + 8..*slot + 16].copy_from_slice(&len.to_le_bytes());
-    }
-    codec.close_document(&mut buf);
+    };
 
-    if params.compression != Compression::None {
+    if compressed {
+        let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
+        buf[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+    } else if params.compression != Compression::None {
         // Compress the body into a new buffer behind a copy of the header, metadata and nonce.
         let body = &buf[body_start..];
         let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
@@ -236,6 +240,44 @@ pub(crate) fn seal_sources(
             || buf.len() <= capacity
     );
     Ok(buf)
+}
+
+/// Writes the document after the table of contents in `buf` through [`Compressing`], and the
+/// table's ranges: `None` where the body is not compressed as it is encoded (nothing was
+/// written), `Some(true)` when `buf` now holds the compressed body, `Some(false)` when the
+/// document was small enough to stay in `buf` uncompressed, to be compressed whole.
+fn write_compressing(
+    buf: &mut Vec<u8>,
+    params: &SealParams<'_>,
+    entries: &[(&str, u32, Source<'_>)],
+    toc_slots: &[usize],
+    body_start: usize,
+    size_hint: usize,
+) -> Result<Option<bool>> {
+    let Some(mut doc) = Compressing::new(buf, params.compression, params.threads, size_hint) else {
+        return Ok(None);
+    };
+    let ranges = write_document(params.codec, entries, &mut doc).map_err(|e| match e {
+        DocumentError::Encode(e) => e,
+        DocumentError::Out(e) => Error::Config {
+            reason: format!("zstd compression failed: {e}"),
+        },
+    })?;
+    let head = doc.before_document();
+    for (slot, range) in toc_slots.iter().zip(ranges) {
+        head[*slot..*slot + 16].copy_from_slice(&range);
+    }
+    doc.finish_body(body_start).map(Some)
+}
+
+impl DocumentOut for Compressing<'_> {
+    fn written(&self) -> usize {
+        self.len()
+    }
+
+    fn stopped(&self) -> Option<std::io::Error> {
+        self.failure()
+    }
 }
 
 /// How a file's body is protected, and the fixed sizes around it: what [`layout`] works out

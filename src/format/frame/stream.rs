@@ -22,12 +22,12 @@
 use std::io::{self, Write as _};
 use std::sync::mpsc;
 
-use super::seal::{Layout, Protect, SealParams, Source, layout, write_head, write_toc_entry};
+use super::document::{DocumentError, DocumentOut, Source, write_document};
+use super::seal::{Layout, Protect, SealParams, layout, write_head, write_toc_entry};
 use super::toc::toc_entry_fixed;
 use super::{CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_PAYLOAD_LEN, TAG_LEN, associated_data};
 use crate::compression::Compression;
 use crate::error::Error;
-use crate::format::ahead::Ready;
 use crate::format::segments;
 use crate::storage::StreamSink;
 
@@ -188,7 +188,6 @@ fn encode_body(
     body: &mut Body,
     version: u16,
 ) -> std::result::Result<Encoded, StreamError> {
-    let codec = params.codec;
     let mut scratch = Vec::new();
     scratch.extend_from_slice(&crate::format::bytes::len_u32(entries.len())?.to_le_bytes());
     let mut slots = Vec::with_capacity(entries.len());
@@ -201,36 +200,11 @@ fn encode_body(
         )?);
     }
     body.put(&scratch)?;
-    let doc_start = body.len;
-    scratch.clear();
-    codec.open_document(&mut scratch, entries.len());
-    let mut ranges = Vec::with_capacity(entries.len());
-    for (i, ((id, _, memento), slot)) in entries.iter().zip(&slots).enumerate() {
-        codec.write_document_key(&mut scratch, i, id);
-        body.put(&scratch)?;
-        scratch.clear();
-        let start = body.len;
-        let ready = match memento {
-            Source::Bytes(bytes) => Ready::Bytes(bytes),
-            Source::Encode(value) => Ready::Here(*value),
-            Source::Ahead(ahead, index) => ahead.take(*index),
-        };
-        match ready {
-            Ready::Bytes(bytes) => body.put(bytes)?,
-            Ready::Here(value) => {
-                let encoded = value.encode_to_writer(codec, body);
-                // A writer that stopped is the error, not the encoder's report of it.
-                body.check()?;
-                encoded.map_err(|e| StreamError::Seal(e.encoding(id)))?;
-            }
-        }
-        let mut range = [0u8; 16];
-        range[..8].copy_from_slice(&((start - doc_start) as u64).to_le_bytes());
-        range[8..].copy_from_slice(&((body.len - start) as u64).to_le_bytes());
-        ranges.push((*slot, range));
-    }
-    codec.close_document(&mut scratch);
-    body.put(&scratch)?;
+    let ranges = write_document(params.codec, entries, body).map_err(|e| match e {
+        DocumentError::Out(e) => StreamError::Sink(e),
+        DocumentError::Encode(e) => StreamError::Seal(e),
+    })?;
+    let ranges = slots.into_iter().zip(ranges).collect();
     Ok(Encoded {
         held: std::mem::take(&mut body.held),
         ranges,
@@ -255,14 +229,6 @@ struct Body {
 impl Body {
     fn put(&mut self, bytes: &[u8]) -> std::result::Result<(), StreamError> {
         self.write_all(bytes).map_err(StreamError::Sink)
-    }
-
-    /// An error if the writer stopped.
-    fn check(&self) -> std::result::Result<(), StreamError> {
-        match self.to_writer {
-            Some(_) => Ok(()),
-            None => Err(StreamError::Sink(stopped())),
-        }
     }
 
     fn send(&mut self) -> io::Result<()> {
@@ -293,6 +259,16 @@ impl Body {
 
 fn stopped() -> io::Error {
     io::Error::other("the save's writer stopped")
+}
+
+impl DocumentOut for Body {
+    fn written(&self) -> usize {
+        self.len
+    }
+
+    fn stopped(&self) -> Option<io::Error> {
+        self.to_writer.is_none().then(stopped)
+    }
 }
 
 impl io::Write for Body {
@@ -475,27 +451,12 @@ fn finish(
 mod tests {
 
     use super::*;
-    use crate::codec::{Codec, CodecError, Encodable};
+    use crate::codec::Codec;
     use crate::format::frame::open::open;
     use crate::format::frame::seal::seal_sources;
+    use crate::format::frame::tests::Numbers;
     use crate::format::trust::Trust;
     use crate::format::{FileKind, Metadata};
-
-    /// A memento encoded as the file is written, as a captured one is.
-    struct Numbers(Vec<u64>);
-
-    impl Encodable for Numbers {
-        fn encode_into(&self, codec: Codec, out: &mut Vec<u8>) -> Result<(), CodecError> {
-            codec.encode_into(out, &self.0)
-        }
-        fn encode_to_writer(
-            &self,
-            codec: Codec,
-            out: &mut dyn io::Write,
-        ) -> Result<(), CodecError> {
-            codec.encode_to_writer(out, &self.0)
-        }
-    }
 
     /// The frame tests' file, at the current format version, in `codec`.
     fn params<'a>(m: &'a Metadata, codec: Codec, protect: Protect<'a>) -> SealParams<'a> {
@@ -538,7 +499,7 @@ mod tests {
                 let entries = vec![("x", 1, Source::Bytes(&blob[..len]))];
                 let m = Metadata::default();
                 let p = params(&m, Codec::MessagePack, Protect::Plain);
-                let body = seal_sources(&p, &entries, 0, &mut |_, _| {}).unwrap();
+                let body = seal_sources(&p, &entries, 0, None).unwrap();
                 let header = crate::format::parse_header(&body, None).unwrap();
                 if header.sections().payload.end - header.sections().payload.start == target as u64
                 {
@@ -552,7 +513,7 @@ mod tests {
             for codec in [Codec::MessagePack, Codec::Json] {
                 for protect in [Protect::Plain, Protect::Encrypted(&key, [9; NONCE_LEN])] {
                     let p = params(&metadata, codec, protect);
-                    let whole = seal_sources(&p, entries, 0, &mut |_, _| {}).unwrap();
+                    let whole = seal_sources(&p, entries, 0, None).unwrap();
                     let mut streamed = Vec::new();
                     let len = seal_streamed(&p, entries, &mut streamed, u64::MAX).unwrap();
                     assert_eq!(len, streamed.len() as u64);

@@ -21,6 +21,31 @@ const ENTITIES: usize = 40;
 /// A world whose save is written as it is encoded in several segments: over a megabyte.
 const STREAMED: usize = 16_000;
 
+/// How a test makes the save it crashes or faults: `save` of a snapshot of the game of `seed`
+/// with `entities` entities, or `save_state` of the same game (the same mementos, encoded
+/// straight from the game's objects and fingerprinted as they are written).
+type NewSave = fn(&SaveLoadManager, u64, usize) -> savegame::Result<savegame::SaveReport>;
+
+fn snapshot_save(
+    manager: &SaveLoadManager,
+    seed: u64,
+    entities: usize,
+) -> savegame::Result<savegame::SaveReport> {
+    manager.save(SLOT, &game_snapshot(manager, seed, entities))
+}
+
+fn state_save(
+    manager: &SaveLoadManager,
+    seed: u64,
+    entities: usize,
+) -> savegame::Result<savegame::SaveReport> {
+    let game = common::game::Game {
+        player: common::game::Player::generate(seed),
+        world: common::game::World::generate(entities, seed),
+    };
+    manager.save_state(SLOT, &game)
+}
+
 fn primary() -> PathBuf {
     Path::new(SIM_DIR).join(SLOT.file_name())
 }
@@ -109,15 +134,22 @@ fn check_image(
 }
 
 fn crash_at_every_point(earlier_saves: u64, backups: u32, entities: usize) -> usize {
+    crash_at_every_point_of(earlier_saves, backups, entities, snapshot_save)
+}
+
+fn crash_at_every_point_of(
+    earlier_saves: u64,
+    backups: u32,
+    entities: usize,
+    new_save: NewSave,
+) -> usize {
     let fs = SimFs::new();
     let manager = manager_after(&fs, backups);
     save_generations(&manager, earlier_saves);
     let old = file(&fs, &primary());
     let start = fs.op_count();
     let new_seed = earlier_saves + 1;
-    manager
-        .save(SLOT, &game_snapshot(&manager, new_seed, entities))
-        .unwrap();
+    new_save(&manager, new_seed, entities).unwrap();
     let end = fs.op_count();
     let new = file(&fs, &primary()).unwrap();
     let mut images = 0;
@@ -168,6 +200,21 @@ fn a_crash_during_a_save_written_as_it_is_encoded_leaves_the_old_save_or_the_new
 #[test]
 fn io_faults_at_every_operation_of_a_save_written_as_it_is_encoded_keep_the_previous_save() {
     io_faults_at_every_operation(1, STREAMED);
+}
+
+/// `save_state` of a state listed by members is written as it is encoded too, each memento
+/// fingerprinted from its pieces: a crash at any point of it leaves the old save or the new
+/// one.
+#[test]
+fn a_crash_during_a_state_save_written_as_it_is_encoded_leaves_the_old_save_or_the_new_one() {
+    assert!(crash_at_every_point_of(1, 2, STREAMED, state_save) > 40);
+}
+
+/// Faults at every operation of a `save_state` written as it is encoded.
+#[test]
+fn io_faults_at_every_operation_of_a_state_save_written_as_it_is_encoded_keep_the_previous_save()
+{
+    io_faults_at_every_operation_of(1, STREAMED, state_save);
 }
 
 /// The slot's backups in `fs`, by path.
@@ -485,14 +532,16 @@ fn io_faults_at_every_operation_of_a_save_over_the_spare_keep_the_previous_save(
 /// saves: a typed error naming the path, the previous save loads, no temporary file is left,
 /// and once the disk works again the next save works.
 fn io_faults_at_every_operation(earlier: u64, entities: usize) {
+    io_faults_at_every_operation_of(earlier, entities, snapshot_save);
+}
+
+fn io_faults_at_every_operation_of(earlier: u64, entities: usize, new_save: NewSave) {
     // How many operations a save over `earlier` saves takes.
     let probe = SimFs::new();
     let probe_manager = sim_manager(&probe);
     save_generations(&probe_manager, earlier);
     let start = probe.op_count();
-    probe_manager
-        .save(SLOT, &game_snapshot(&probe_manager, earlier + 1, entities))
-        .unwrap();
+    new_save(&probe_manager, earlier + 1, entities).unwrap();
     let save_ops = probe.op_count() - start;
     assert!(save_ops >= 7, "{:?}", probe.ops());
     // A save of several segments writes its header and first segment last, in place.
@@ -526,9 +575,7 @@ fn io_faults_at_every_operation(earlier: u64, entities: usize) {
                 let at = fs.op_count() + index;
                 fs.inject(Fault { at, kind, mode });
 
-                let err = manager
-                    .save(SLOT, &game_snapshot(&manager, earlier + 1, entities))
-                    .unwrap_err();
+                let err = new_save(&manager, earlier + 1, entities).unwrap_err();
                 let expected = match kind {
                     FaultKind::NoSpace => io::ErrorKind::StorageFull,
                     _ => io::ErrorKind::Other,
@@ -567,9 +614,7 @@ fn io_faults_at_every_operation(earlier: u64, entities: usize) {
 
                 // Once the disk works again, saving works again.
                 fs.clear_faults();
-                manager
-                    .save(SLOT, &game_snapshot(&manager, earlier + 2, entities))
-                    .unwrap();
+                new_save(&manager, earlier + 2, entities).unwrap();
                 let loaded = manager.load(SLOT).unwrap();
                 assert_eq!(
                     restore_game(&loaded.snapshot).unwrap(),

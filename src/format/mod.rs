@@ -100,7 +100,9 @@ pub use frame::crc::check_crc;
 pub(crate) use frame::crc::check_crc_in_pieces;
 pub use frame::header::{header_len, parse_header, record_len};
 pub(crate) use frame::open::{Opened, open};
-pub(crate) use frame::seal::{Protect, SealParams, SeeMemento, Source, random_nonce, seal_sources};
+pub(crate) use frame::seal::{
+    Protect, SealParams, SeeMementos, Source, random_nonce, seal_sources,
+};
 pub(crate) use frame::stream::{StreamError, seal_streamed};
 pub use frame::{
     CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::format::Header;
 use crate::migrate::Migrations;
 use crate::slot::{SlotFile, SlotId, backup_name, pre_migration_name};
-use crate::snapshot::{SealWith, Snapshot, streams};
+use crate::snapshot::{SealWith, Snapshot};
 use crate::storage::StorageLock;
 
 /// Everything a manager knows and does, shared with its worker thread.
@@ -93,38 +93,34 @@ impl Engine {
 
     /// A full save, with the slot's lock held: a new base, and the end of its journal.
     pub(super) fn save_locked(&self, slot: SlotId, snapshot: &Snapshot) -> Result<SaveReport> {
-        // Written as it is encoded where the storage and the sealing allow it (see `streamed`).
-        if self.files.storage.streams()
-            && streams(&self.files.seal_with(0))
-            && let Some(report) = self.save_streamed(slot, snapshot)?
-        {
-            return Ok(report);
-        }
-        self.save_sealed(slot, &mut |generation, with| {
-            snapshot.seal_file_with(
-                slot,
-                self.files.schema_version,
-                generation,
-                crate::format::now(),
-                with,
-            )
-        })
+        let schema_version = self.files.schema_version;
+        self.save_either(
+            slot,
+            &mut |generation, saved_at, with, sink, max_len| {
+                snapshot.stream_file(
+                    slot,
+                    schema_version,
+                    generation,
+                    saved_at,
+                    with,
+                    sink,
+                    max_len,
+                    None,
+                )
+            },
+            &mut |generation, with| {
+                snapshot.seal_file_with(
+                    slot,
+                    schema_version,
+                    generation,
+                    crate::format::now(),
+                    with,
+                )
+            },
+        )
     }
 
-    /// A full save of the file `seal(generation, how)` writes, taking the slot's lock: for a
-    /// file written from something other than a snapshot (a state encoded straight from the
-    /// game's objects). `seal` may be called twice (when the current file turns out to be
-    /// damaged, the new one is sealed again with another generation).
-    pub(super) fn save_with(
-        &self,
-        slot: SlotId,
-        seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,
-    ) -> Result<SaveReport> {
-        let _lock = lock_slot(&self.files, &slot.file_name())?;
-        self.save_sealed(slot, seal)
-    }
-
-    fn save_sealed(
+    pub(super) fn save_sealed(
         &self,
         slot: SlotId,
         seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,

@@ -1,8 +1,10 @@
 //! A full save written as it is encoded: the file goes to the storage a segment at a time
 //! ([`Storage::put_streamed`](crate::storage::Storage::put_streamed)), so a save never holds its
-//! whole file in memory, and the disk is written while the rest is encoded.
+//! whole file in memory, and the disk is written while the rest is encoded. A snapshot's save
+//! ([`Engine::save_locked`]) and a state's (`save_state`, which fingerprints each memento from
+//! its pieces as they are written) both come through [`Engine::save_either`].
 //!
-//! It keeps every promise of [`Engine::save_locked`]'s other path: the file the save demotes
+//! It keeps every promise of the other path, a file sealed whole: the file the save demotes
 //! to a backup is checked whole first (on a second thread, beside the writing, and before the
 //! rotation), a damaged one never becomes a backup, a failure leaves every file as it was, and
 //! `Ok` means the new file is durable. Where it cannot say what the slot's current file is
@@ -15,21 +17,63 @@ use std::cell::{Cell, RefCell};
 use std::io;
 
 use super::backups::rotate;
+use super::locks::lock_slot;
 use super::engine::Engine;
 use super::report::SaveReport;
 use crate::error::{Error, Result};
 use crate::format::StreamError;
 use crate::slot::SlotId;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{SealWith, streams};
 use crate::storage::StreamSink;
 
+/// Writes a save file into a sink as it is encoded: `(generation, saved at, sealed how, sink,
+/// the cap on its length)`; its length.
+pub(super) type StreamFill<'f> = dyn FnMut(
+        u64,
+        std::time::SystemTime,
+        SealWith<'_>,
+        &mut dyn StreamSink,
+        u64,
+    ) -> std::result::Result<u64, StreamError>
+    + 'f;
+
 impl Engine {
-    /// A full save of `snapshot` to `slot`, with the slot's lock held, written as it is
-    /// encoded; `Ok(None)` when the other path must save instead (nothing was written).
+    /// A full save with the slot's lock held, written as it is encoded by `stream` where the
+    /// storage and the sealing allow it (see [`streamed`](super::streamed)), else sealed whole
+    /// by `seal(generation, how)`. `seal` may be called twice (when the current file turns out
+    /// to be damaged, the new one is sealed again with another generation).
+    pub(super) fn save_either(
+        &self,
+        slot: SlotId,
+        stream: &mut StreamFill<'_>,
+        seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,
+    ) -> Result<SaveReport> {
+        if self.files.storage.streams()
+            && streams(&self.files.seal_with(0))
+            && let Some(report) = self.save_streamed(slot, stream)?
+        {
+            return Ok(report);
+        }
+        self.save_sealed(slot, seal)
+    }
+
+    /// [`save_either`](Self::save_either), taking the slot's lock.
+    pub(super) fn save_either_locking(
+        &self,
+        slot: SlotId,
+        stream: &mut StreamFill<'_>,
+        seal: &mut dyn FnMut(u64, SealWith<'_>) -> Result<Vec<u8>>,
+    ) -> Result<SaveReport> {
+        let _lock = lock_slot(&self.files, &slot.file_name())?;
+        self.save_either(slot, stream, seal)
+    }
+
+    /// A full save to `slot` of the file `stream` writes, with the slot's lock held, written as
+    /// it is encoded; `Ok(None)` when the other path must save instead (nothing was written).
     pub(super) fn save_streamed(
         &self,
         slot: SlotId,
-        snapshot: &Snapshot,
+        stream: &mut StreamFill<'_>,
     ) -> Result<Option<SaveReport>> {
         let files = &self.files;
         let name = slot.file_name();
@@ -56,15 +100,7 @@ impl Engine {
         let fall_back = Cell::new(false);
         let written = Cell::new(0u64);
         let mut fill = |sink: &mut dyn StreamSink| -> io::Result<()> {
-            let streamed = snapshot.stream_file(
-                slot,
-                files.schema_version,
-                generation,
-                saved_at,
-                with,
-                sink,
-                limit,
-            );
+            let streamed = stream(generation, saved_at, with, sink, limit);
             let error = match streamed {
                 Ok(len) => {
                     written.set(len);

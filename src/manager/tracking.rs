@@ -27,6 +27,7 @@
 //! the slot needs a full save ([`Error::FullSaveNeeded`]), a full save is written, and the
 //! report says why.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -38,10 +39,11 @@ use super::report::{DeltaReport, LoadReport, SaveReport};
 use super::worker::Target;
 use crate::codec::{Codec, Encodable};
 use crate::error::{Error, Result};
-use crate::format::{EncodeAhead, FileKind, InPlace, Metadata, Source};
+use crate::format::{EncodeAhead, FileKind, InPlace, Metadata, SeeMementos, Source, StreamError};
 use crate::slot::SlotId;
-use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries};
+use crate::snapshot::{FileOf, SealWith, Snapshot, seal_entries, stream_entries};
 use crate::state::{Members, RestoreReport, SaveState, encode_listed};
+use crate::storage::StreamSink;
 
 /// A memento's fingerprint: length and CRC32, then an XXH3-64 of its bytes.
 type Fingerprint = (u64, u64);
@@ -49,6 +51,44 @@ type Fingerprint = (u64, u64);
 fn fingerprint(bytes: &[u8]) -> Fingerprint {
     let head = ((bytes.len() as u64) << 32) | u64::from(crc32fast::hash(bytes));
     (head, twox_hash::XxHash3_64::oneshot(bytes))
+}
+
+/// The [`fingerprint`]s of a file's mementos, taken from their bytes as the file is written,
+/// in one piece or in many (a save written as it is encoded shows each memento in pieces).
+#[derive(Default)]
+struct Fingerprinting {
+    prints: HashMap<String, Fingerprint>,
+    /// The memento being written: its length, CRC and XXH3 so far.
+    len: u64,
+    crc: crc32fast::Hasher,
+    xxh: twox_hash::XxHash3_64,
+}
+
+impl Fingerprinting {
+    /// Forgets everything seen (a file sealed again, after a first try that failed).
+    fn clear(&mut self) {
+        let prints = std::mem::take(&mut self.prints);
+        *self = Fingerprinting {
+            prints,
+            ..Fingerprinting::default()
+        };
+        self.prints.clear();
+    }
+}
+
+impl SeeMementos for Fingerprinting {
+    fn piece(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        self.crc.update(bytes);
+        std::hash::Hasher::write(&mut self.xxh, bytes);
+    }
+
+    fn end(&mut self, id: &str) {
+        let crc = std::mem::take(&mut self.crc).finalize();
+        let xxh = std::hash::Hasher::finish(&std::mem::take(&mut self.xxh));
+        let head = (std::mem::take(&mut self.len) << 32) | u64::from(crc);
+        self.prints.insert(id.to_owned(), (head, xxh));
+    }
 }
 
 /// What the manager knows a slot holds.
@@ -282,40 +322,76 @@ fn full_save(engine: &Engine, slot: SlotId, snapshot: &Snapshot) -> Result<(Save
         snapshot.codec(),
         snapshot.len(),
         snapshot.metadata(),
-        &mut |generation, with, seeing| {
-            snapshot.seal_file_seeing(slot, schema_version, generation, with, seeing)
+        &mut |generation, saved_at, with, sink, max_len, see| {
+            snapshot.stream_file(
+                slot,
+                schema_version,
+                generation,
+                saved_at,
+                with,
+                sink,
+                max_len,
+                Some(see),
+            )
+        },
+        &mut |generation, with, see| {
+            snapshot.seal_file_seeing(slot, schema_version, generation, with, see)
         },
     )
 }
 
 /// Seals a file of the given generation, as told, showing each memento's bytes to the last
 /// argument.
-type SealSeeing<'f> =
-    dyn FnMut(u64, SealWith<'_>, &mut dyn FnMut(&str, &[u8])) -> Result<Vec<u8>> + 'f;
+type SealSeeing<'f> = dyn FnMut(u64, SealWith<'_>, &mut dyn SeeMementos) -> Result<Vec<u8>> + 'f;
 
-/// A full save of the file `seal(generation, how, seeing)` writes, and the fingerprints of its
-/// `count` mementos, taken from the file's buffer as `seal` shows them to `seeing` (so a
-/// memento is encoded once, into the file), with the `metadata` it is written with.
+/// Writes a file of the given generation into a sink as it is encoded (see
+/// [`StreamFill`](super::streamed::StreamFill)), showing each memento's bytes to the last
+/// argument.
+type StreamSeeing<'f> = dyn FnMut(
+        u64,
+        std::time::SystemTime,
+        SealWith<'_>,
+        &mut dyn StreamSink,
+        u64,
+        &mut dyn SeeMementos,
+    ) -> std::result::Result<u64, StreamError>
+    + 'f;
+
+/// A full save of the file `stream` or `seal` writes (written as it is encoded where the
+/// storage allows, see [`Engine::save_either`]), and the fingerprints of its `count` mementos,
+/// taken from their bytes as they are written (so a memento is encoded once, into the file),
+/// with the `metadata` it is written with.
 fn fingerprinted_save(
     engine: &Engine,
     slot: SlotId,
     codec: Codec,
     count: usize,
     metadata: &Metadata,
+    stream: &mut StreamSeeing<'_>,
     seal: &mut SealSeeing<'_>,
 ) -> Result<(SaveReport, Baseline)> {
-    let mut prints = HashMap::with_capacity(count);
-    let report = engine.save_with(slot, &mut |generation, with| {
-        prints.clear();
-        seal(generation, with, &mut |id, bytes| {
-            prints.insert(id.to_owned(), fingerprint(bytes));
-        })
-    })?;
+    let seen = RefCell::new(Fingerprinting {
+        prints: HashMap::with_capacity(count),
+        ..Fingerprinting::default()
+    });
+    let report = engine.save_either_locking(
+        slot,
+        &mut |generation, saved_at, with, sink, max_len| {
+            let mut seen = seen.borrow_mut();
+            seen.clear();
+            stream(generation, saved_at, with, sink, max_len, &mut *seen)
+        },
+        &mut |generation, with| {
+            let mut seen = seen.borrow_mut();
+            seen.clear();
+            seal(generation, with, &mut *seen)
+        },
+    )?;
     let baseline = Baseline {
         codec,
         generation: report.generation,
         deltas: 0,
-        mementos: prints,
+        mementos: seen.into_inner().prints,
         metadata: metadata.clone(),
     };
     Ok((report, baseline))
@@ -364,6 +440,15 @@ pub(super) fn save_state(
         .collect();
     let ids: Vec<&str> = entries.iter().map(|(id, ..)| *id).collect();
     let schema_version = m.engine.files.schema_version;
+    let file_of = |generation, saved_at| FileOf {
+        codec,
+        metadata: &metadata,
+        kind: FileKind::Save,
+        slot,
+        schema_version,
+        generation,
+        saved_at,
+    };
     let save = || {
         fingerprinted_save(
             &m.engine,
@@ -371,17 +456,13 @@ pub(super) fn save_state(
             codec,
             entries.len(),
             &metadata,
-            &mut |generation, with, seeing| {
-                let file = FileOf {
-                    codec,
-                    metadata: &metadata,
-                    kind: FileKind::Save,
-                    slot,
-                    schema_version,
-                    generation,
-                    saved_at: crate::format::now(),
-                };
-                seal_entries(&file, None, with, &entries, Some(seeing))
+            &mut |generation, saved_at, with, sink, max_len, see| {
+                let file = file_of(generation, saved_at);
+                stream_entries(&file, with, &entries, sink, max_len, Some(see))
+            },
+            &mut |generation, with, see| {
+                let file = file_of(generation, crate::format::now());
+                seal_entries(&file, None, with, &entries, Some(see))
             },
         )
     };
@@ -628,4 +709,38 @@ fn state_delta(
     Ok(ChangesReport::delta(
         slot, report, changed, deleted, unchanged,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memento seen in pieces of any size has the fingerprint of its bytes seen whole, and
+    /// each memento's fingerprint starts afresh.
+    #[test]
+    fn fingerprints_taken_in_pieces_are_those_of_the_whole_bytes() {
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 253) as u8).collect();
+        for piece in [1usize, 7, 64, 4096, 65_536, 300_000] {
+            let mut seen = Fingerprinting::default();
+            for len in [0usize, 1, 17, 240, 300_000] {
+                for part in bytes[..len].chunks(piece) {
+                    seen.piece(part);
+                }
+                seen.end(&format!("m{len}"));
+            }
+            for len in [0usize, 1, 17, 240, 300_000] {
+                assert_eq!(
+                    seen.prints[&format!("m{len}")],
+                    fingerprint(&bytes[..len]),
+                    "{len} bytes in pieces of {piece}"
+                );
+            }
+            seen.piece(b"half a memento");
+            seen.clear();
+            seen.piece(b"x");
+            seen.end("x");
+            assert_eq!(seen.prints.len(), 1);
+            assert_eq!(seen.prints["x"], fingerprint(b"x"));
+        }
+    }
 }

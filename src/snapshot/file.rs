@@ -16,11 +16,11 @@ use crate::error::Result;
 // The errors the docs name.
 #[cfg(doc)]
 use crate::error::Error;
-use crate::format::StreamError;
 use crate::format::{
     self, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, EncodeAhead, FileKind, Header, InPlace,
     Key, Opened, Source, Trust,
 };
+use crate::format::{SeeMementos, StreamError};
 use crate::slot::SlotId;
 use crate::storage::StreamSink;
 
@@ -167,7 +167,7 @@ impl Snapshot {
         )
     }
 
-    /// [`seal_file_with`](Self::seal_file_with), showing `on_memento(id, bytes)` each
+    /// [`seal_file_with`](Self::seal_file_with), showing `see` each
     /// memento's encoded bytes as the file is written (the manager's fingerprints of a saved
     /// state).
     pub(crate) fn seal_file_seeing(
@@ -176,7 +176,7 @@ impl Snapshot {
         schema_version: u32,
         generation: u64,
         with: SealWith<'_>,
-        on_memento: &mut dyn FnMut(&str, &[u8]),
+        see: &mut dyn SeeMementos,
     ) -> Result<Vec<u8>> {
         self.seal(
             FileKind::Save,
@@ -186,7 +186,7 @@ impl Snapshot {
             None,
             crate::format::now(),
             with,
-            Some(on_memento),
+            Some(see),
         )
     }
 
@@ -223,12 +223,12 @@ impl Snapshot {
         sequence: Option<u64>,
         saved_at: std::time::SystemTime,
         with: SealWith<'_>,
-        on_memento: Option<crate::format::SeeMemento<'_>>,
+        see: Option<&mut dyn SeeMementos>,
     ) -> Result<Vec<u8>> {
         let deleted = sequence.map(|n| (n, self.deleted_ids().collect()));
         let file = self.file_of(kind, slot, schema_version, generation, saved_at);
         self.write_entries(with.threads, with.size_hint, |entries| {
-            seal_entries(&file, deleted, with, entries, on_memento)
+            seal_entries(&file, deleted, with, entries, see)
         })
     }
 
@@ -244,10 +244,11 @@ impl Snapshot {
         with: SealWith<'_>,
         sink: &mut dyn StreamSink,
         max_len: u64,
+        see: Option<&mut dyn SeeMementos>,
     ) -> std::result::Result<u64, StreamError> {
         let file = self.file_of(FileKind::Save, slot, schema_version, generation, saved_at);
         self.write_entries(with.threads, 0, |entries| {
-            stream_entries(&file, with, entries, sink, max_len)
+            stream_entries(&file, with, entries, sink, max_len, see)
         })
     }
 

@@ -41,7 +41,7 @@ use crate::error::{Error, Result};
 use crate::format::{DEFAULT_MEMENTO_VERSION, MAX_ID_LEN, Metadata};
 use crate::originator::Originator;
 
-pub(crate) use self::seal::{FileOf, SealWith, Sealing, seal_entries, streams};
+pub(crate) use self::seal::{FileOf, SealWith, Sealing, seal_entries, stream_entries, streams};
 
 /// A set of mementos keyed by originator id, plus [`Metadata`]: what a save file holds.
 ///

@@ -6,7 +6,9 @@
 use crate::codec::Codec;
 use crate::compression::Compression;
 use crate::error::Result;
-use crate::format::{self, FileKind, Key, Metadata, Protect, SealParams, Source, StreamError};
+use crate::format::{
+    self, FileKind, Key, Metadata, Protect, SealParams, SeeMementos, Source, StreamError,
+};
 use crate::slot::SlotId;
 use crate::storage::StreamSink;
 
@@ -65,18 +67,18 @@ pub(crate) struct FileOf<'a> {
 }
 
 /// The bytes of the file `file` of `entries` (in ascending id order), with a delta's sequence
-/// number and deletions, sealed and written as `with` says; `on_memento(id, bytes)`, if any,
-/// sees each memento's encoded bytes. For a snapshot, and for a state listed by reference
+/// number and deletions, sealed and written as `with` says; `see`, if any, sees each
+/// memento's encoded bytes. For a snapshot, and for a state listed by reference
 /// ([`Members`](crate::Members)).
 pub(crate) fn seal_entries(
     file: &FileOf<'_>,
     delta: Option<(u64, Vec<&str>)>,
     with: SealWith<'_>,
     entries: &[(&str, u32, Source<'_>)],
-    on_memento: Option<format::SeeMemento<'_>>,
+    see: Option<&mut dyn SeeMementos>,
 ) -> Result<Vec<u8>> {
     let params = params(file, delta, with)?;
-    format::seal_sources(&params, entries, with.size_hint, on_memento)
+    format::seal_sources(&params, entries, with.size_hint, see)
 }
 
 /// Whether a save sealed as `with` says is written as it is encoded
@@ -94,9 +96,10 @@ pub(crate) fn stream_entries(
     entries: &[(&str, u32, Source<'_>)],
     sink: &mut dyn StreamSink,
     max_len: u64,
+    see: Option<&mut dyn SeeMementos>,
 ) -> std::result::Result<u64, StreamError> {
     let params = params(file, None, with)?;
-    format::seal_streamed(&params, entries, sink, max_len)
+    format::seal_streamed(&params, entries, sink, max_len, see)
 }
 
 /// What the format's writers take for `file`: a fresh nonce to encrypt with.

@@ -32,9 +32,45 @@ impl Source<'_> {
     }
 }
 
-/// What sees each memento's encoded bytes as a file is sealed, `(id, bytes)` (the manager's
-/// fingerprints of a saved state).
-pub(crate) type SeeMemento<'a> = &'a mut dyn FnMut(&str, &[u8]);
+/// What sees each memento's encoded bytes as a file is written (the manager's fingerprints of
+/// a saved state): a memento's bytes in one piece or several, in order, then its end.
+pub(crate) trait SeeMementos {
+    /// The next bytes of the memento being written.
+    fn piece(&mut self, bytes: &[u8]);
+
+    /// The end of memento `id`, whose pieces came since the last end.
+    fn end(&mut self, id: &str);
+}
+
+/// A memento's bytes go through this on their way to the document, to be seen.
+struct Seen<'a, 'o, 's> {
+    out: &'a mut (dyn DocumentOut + 'o),
+    see: Option<&'a mut (dyn SeeMementos + 's)>,
+}
+
+impl io::Write for Seen<'_, '_, '_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let written = self.out.write(bytes)?;
+        if let Some(see) = self.see.as_mut() {
+            see.piece(&bytes[..written]);
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+impl DocumentOut for Seen<'_, '_, '_> {
+    fn written(&self) -> usize {
+        self.out.written()
+    }
+
+    fn stopped(&self) -> Option<io::Error> {
+        self.out.stopped()
+    }
+}
 
 /// A writer a document is written into: it knows how much it took, and says when it stopped.
 pub(super) trait DocumentOut: io::Write {
@@ -58,11 +94,12 @@ pub(super) enum DocumentError {
 /// Writes the document of `entries` (`(id, memento version, source)`, in ascending id order)
 /// into `out`: the codec's document, each memento under its id. Returns each memento's range
 /// in it, in order: its offset from the document's start, then its length, as little-endian
-/// `u64`s (the table of contents' fields).
+/// `u64`s (the table of contents' fields). `see`, if any, sees each memento's bytes.
 pub(super) fn write_document(
     codec: Codec,
     entries: &[(&str, u32, Source<'_>)],
     out: &mut dyn DocumentOut,
+    mut see: Option<&mut (dyn SeeMementos + '_)>,
 ) -> Result<Vec<[u8; 16]>, DocumentError> {
     let put =
         |out: &mut dyn DocumentOut, bytes: &[u8]| out.write_all(bytes).map_err(DocumentError::Out);
@@ -75,15 +112,22 @@ pub(super) fn write_document(
         put(out, &scratch)?;
         scratch.clear();
         let start = out.written();
+        let mut seen = Seen {
+            out: &mut *out,
+            see: see.as_deref_mut(),
+        };
         match memento.ready() {
-            Ready::Bytes(bytes) => put(out, bytes)?,
+            Ready::Bytes(bytes) => put(&mut seen, bytes)?,
             Ready::Here(value) => {
-                let encoded = value.encode_to_writer(codec, out);
-                if let Some(e) = out.stopped() {
+                let encoded = value.encode_to_writer(codec, &mut seen);
+                if let Some(e) = seen.stopped() {
                     return Err(DocumentError::Out(e));
                 }
                 encoded.map_err(|e| DocumentError::Encode(e.encoding(id)))?;
             }
+        }
+        if let Some(see) = see.as_deref_mut() {
+            see.end(id);
         }
         let mut range = [0u8; 16];
         range[..8].copy_from_slice(&((start - doc_start) as u64).to_le_bytes());

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::crc::crc_of;
 use super::document::{DocumentError, DocumentOut, write_document};
-pub(crate) use super::document::{SeeMemento, Source};
+pub(crate) use super::document::{SeeMementos, Source};
 use super::toc::toc_entry_fixed;
 use super::{
     COMPRESSION_SHIFT, CRC_LEN, FLAG_AUTHENTICATED, FLAG_ENCRYPTED, FLAG_SEGMENTED, FORMAT_VERSION,
@@ -70,14 +70,13 @@ pub(crate) fn seal(params: &SealParams<'_>, entries: &[(&str, u32, &[u8])]) -> R
 /// [`Source::Encode`] is encoded into the file's buffer in its place, with no buffer of its
 /// own. `size_hint` is the expected length of the file (the slot's previous one, say), so
 /// that the buffer is allocated once when the mementos' sizes are not known up front (0: no
-/// hint). `on_memento(id, bytes)` sees each memento's encoded bytes once they are in the
-/// buffer, before compression and sealing. Without it, a large body compressed with Zstandard
-/// is compressed as it is encoded ([`Compressing`]).
+/// hint). `see`, if any, sees each memento's encoded bytes, before compression and sealing. A
+/// large body compressed with Zstandard is compressed as it is encoded ([`Compressing`]).
 pub(crate) fn seal_sources(
     params: &SealParams<'_>,
     entries: &[(&str, u32, Source<'_>)],
     size_hint: usize,
-    mut on_memento: Option<SeeMemento<'_>>,
+    mut see: Option<&mut dyn SeeMementos>,
 ) -> Result<Vec<u8>> {
     let version = params.format_version;
     let layout = layout(params)?;
@@ -139,11 +138,14 @@ pub(crate) fn seal_sources(
     for (id, memento_version, _) in entries {
         toc_slots.push(write_toc_entry(&mut buf, version, id, *memento_version)?);
     }
-    let compressed = if on_memento.is_none() {
-        write_compressing(&mut buf, params, entries, &toc_slots, body_start, size_hint)?
-    } else {
-        None
-    };
+    let compressed = write_compressing(
+        &mut buf,
+        params,
+        entries,
+        &toc_slots,
+        (body_start, size_hint),
+        see.as_deref_mut(),
+    )?;
     let compressed = match compressed {
         Some(compressed) => compressed,
         None => {
@@ -158,8 +160,9 @@ pub(crate) fn seal_sources(
                         .encode_into(codec, &mut buf)
                         .map_err(|e| e.encoding(id))?,
                 }
-                if let Some(on_memento) = on_memento.as_mut() {
-                    on_memento(id, &buf[start..]);
+                if let Some(see) = see.as_deref_mut() {
+                    see.piece(&buf[start..]);
+                    see.end(id);
                 }
                 let offset = (start - doc_start) as u64;
                 let len = (buf.len() - start) as u64;
@@ -251,13 +254,13 @@ fn write_compressing(
     params: &SealParams<'_>,
     entries: &[(&str, u32, Source<'_>)],
     toc_slots: &[usize],
-    body_start: usize,
-    size_hint: usize,
+    (body_start, size_hint): (usize, usize),
+    see: Option<&mut (dyn SeeMementos + '_)>,
 ) -> Result<Option<bool>> {
     let Some(mut doc) = Compressing::new(buf, params.compression, params.threads, size_hint) else {
         return Ok(None);
     };
-    let ranges = write_document(params.codec, entries, &mut doc).map_err(|e| match e {
+    let ranges = write_document(params.codec, entries, &mut doc, see).map_err(|e| match e {
         DocumentError::Encode(e) => e,
         DocumentError::Out(e) => Error::Config {
             reason: format!("zstd compression failed: {e}"),

@@ -22,7 +22,7 @@
 use std::io::{self, Write as _};
 use std::sync::mpsc;
 
-use super::document::{DocumentError, DocumentOut, Source, write_document};
+use super::document::{DocumentError, DocumentOut, SeeMementos, Source, write_document};
 use super::seal::{Layout, Protect, SealParams, layout, write_head, write_toc_entry};
 use super::toc::toc_entry_fixed;
 use super::{CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_PAYLOAD_LEN, TAG_LEN, associated_data};
@@ -77,6 +77,7 @@ pub(crate) fn seal_streamed(
     entries: &[(&str, u32, Source<'_>)],
     sink: &mut dyn StreamSink,
     max_len: u64,
+    see: Option<&mut dyn SeeMementos>,
 ) -> std::result::Result<u64, StreamError> {
     if !streams(params) {
         return Err(StreamError::Seal(Error::Config {
@@ -129,7 +130,7 @@ pub(crate) fn seal_streamed(
             to_writer: Some(to_writer),
             spares,
         };
-        let encoded = encode_body(params, entries, &mut body, version);
+        let encoded = encode_body(params, entries, &mut body, version, see);
         // The last piece, then the end of the stream: the writer seals what it holds as the
         // last segment.
         let finished = encoded.and_then(|ranges| body.finish().map(|()| ranges));
@@ -187,6 +188,7 @@ fn encode_body(
     entries: &[(&str, u32, Source<'_>)],
     body: &mut Body,
     version: u16,
+    see: Option<&mut dyn SeeMementos>,
 ) -> std::result::Result<Encoded, StreamError> {
     let mut scratch = Vec::new();
     scratch.extend_from_slice(&crate::format::bytes::len_u32(entries.len())?.to_le_bytes());
@@ -200,7 +202,7 @@ fn encode_body(
         )?);
     }
     body.put(&scratch)?;
-    let ranges = write_document(params.codec, entries, body).map_err(|e| match e {
+    let ranges = write_document(params.codec, entries, body, see).map_err(|e| match e {
         DocumentError::Out(e) => StreamError::Sink(e),
         DocumentError::Encode(e) => StreamError::Seal(e),
     })?;
@@ -515,7 +517,7 @@ mod tests {
                     let p = params(&metadata, codec, protect);
                     let whole = seal_sources(&p, entries, 0, None).unwrap();
                     let mut streamed = Vec::new();
-                    let len = seal_streamed(&p, entries, &mut streamed, u64::MAX).unwrap();
+                    let len = seal_streamed(&p, entries, &mut streamed, u64::MAX, None).unwrap();
                     assert_eq!(len, streamed.len() as u64);
                     assert!(whole == streamed, "{} entries, {codec:?}", entries.len());
                     let trust = match protect {
@@ -540,7 +542,7 @@ mod tests {
             Protect::Encrypted(&key, [1; NONCE_LEN]),
         );
         let mut sink = Vec::new();
-        match seal_streamed(&p, &entries, &mut sink, 1 << 19) {
+        match seal_streamed(&p, &entries, &mut sink, 1 << 19, None) {
             Err(StreamError::TooLarge { size }) => assert!(size > 1 << 19),
             other => panic!("{other:?}"),
         }
@@ -559,7 +561,7 @@ mod tests {
                 Ok(())
             }
         }
-        match seal_streamed(&p, &entries, &mut Full(0), u64::MAX) {
+        match seal_streamed(&p, &entries, &mut Full(0), u64::MAX, None) {
             Err(StreamError::Sink(e)) => assert_eq!(e.kind(), io::ErrorKind::StorageFull),
             other => panic!("{other:?}"),
         }

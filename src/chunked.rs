@@ -26,6 +26,9 @@ const LEVELS: u8 = 2;
 /// How many bytes rmp-serde's buffer gathers before they go to the writer.
 const DRAIN_AT: usize = 1 << 16;
 
+/// The buffer's first capacity.
+const START_AT: usize = 1 << 12;
+
 /// Encodes `value` as MessagePack with struct maps into `out`, handing it pieces of about
 /// 64 KiB.
 ///
@@ -36,7 +39,9 @@ pub(crate) fn encode<T: Serialize + ?Sized>(
     value: &T,
 ) -> Result<(), Error> {
     let mut chunked = Chunked {
-        ser: rmp_serde::Serializer::new(Vec::with_capacity(DRAIN_AT * 2)).with_struct_map(),
+        // Grown as it fills: a small memento allocates what it needs, a large one doubles up
+        // to about DRAIN_AT in a few steps.
+        ser: rmp_serde::Serializer::new(Vec::with_capacity(START_AT)).with_struct_map(),
         out,
         levels: LEVELS,
     };

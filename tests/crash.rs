@@ -212,8 +212,7 @@ fn a_crash_during_a_state_save_written_as_it_is_encoded_leaves_the_old_save_or_t
 
 /// Faults at every operation of a `save_state` written as it is encoded.
 #[test]
-fn io_faults_at_every_operation_of_a_state_save_written_as_it_is_encoded_keep_the_previous_save()
-{
+fn io_faults_at_every_operation_of_a_state_save_written_as_it_is_encoded_keep_the_previous_save() {
     io_faults_at_every_operation_of(1, STREAMED, state_save);
 }
 

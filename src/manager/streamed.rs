@@ -17,8 +17,8 @@ use std::cell::{Cell, RefCell};
 use std::io;
 
 use super::backups::rotate;
-use super::locks::lock_slot;
 use super::engine::Engine;
+use super::locks::lock_slot;
 use super::report::SaveReport;
 use crate::error::{Error, Result};
 use crate::format::StreamError;

@@ -377,9 +377,8 @@ impl<'a> Compressing<'a> {
         let document = stream.finish().map_err(failed_to_compress)?;
         let first = &self.buf[body_start..self.start];
         let body_len = first.len() + self.len;
-        let mut out = Vec::with_capacity(
-            body_start + 8 + zstd_bound(first.len()) + document.len() + COMPRESSED_TAIL_ROOM,
-        );
+        let body_bound = 8 + zstd_bound(first.len()) + document.len();
+        let mut out = Vec::with_capacity(body_start + body_bound + tail_room(body_bound));
         out.extend_from_slice(&self.buf[..body_start]);
         out.extend_from_slice(&(body_len as u64).to_le_bytes());
         let at = out.len();
@@ -427,9 +426,11 @@ impl io::Write for Compressing<'_> {
     }
 }
 
-/// Room for a sealed file's tags and CRC after a body put together by [`Compressing`], so that
-/// they are appended without a reallocation (a generous bound for a segmented body's tags).
-const COMPRESSED_TAIL_ROOM: usize = 4096;
+/// Room for what a sealed file appends after a body of `len` bytes, so that it is appended
+/// without a reallocation: a 16-byte tag per 256 KiB segment or one 32-byte MAC, and the CRC.
+fn tail_room(len: usize) -> usize {
+    16 * (len / (1 << 18) + 1) + 32 + 4
+}
 
 /// zstd's bound on the compression of `len` bytes (0 without zstd, where nothing is).
 fn zstd_bound(len: usize) -> usize {

@@ -113,6 +113,11 @@ class Driver:
         self.proc.wait(timeout=10)
 
 
+def log_path(profile):
+    """Where a browser on `profile` writes its log (appended to by every start)."""
+    return os.environ.get("SAVEGAME_CHROMIUM_LOG") or profile.rstrip("/") + ".log"
+
+
 class Browser:
     """Chromium on `profile`, in a process group of its own, with a chromedriver session."""
 
@@ -121,7 +126,7 @@ class Browser:
         port_file = os.path.join(profile, "DevToolsActivePort")
         if os.path.exists(port_file):
             os.remove(port_file)
-        self.log = open(os.environ.get("SAVEGAME_CHROMIUM_LOG") or profile.rstrip("/") + ".log", "ab")
+        self.log = open(log_path(profile), "ab")
         self.proc = subprocess.Popen(
             [CHROMIUM, *FLAGS, *extra, f"--user-data-dir={profile}", "--remote-debugging-port=0",
              "about:blank"],

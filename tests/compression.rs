@@ -244,3 +244,44 @@ fn a_compression_this_build_lacks_is_refused_when_the_manager_is_built() {
         assert!(matches!(bad, Err(Error::Config { .. })));
     }
 }
+
+/// A Zstandard `save_state` of more than 2 MiB on two threads is compressed as it is encoded,
+/// and the manager's fingerprints of it are taken from the pieces: an incremental state save
+/// right after it finds nothing changed, and one after a change writes that member alone.
+#[cfg(feature = "zstd")]
+#[test]
+fn a_state_compressed_as_it_is_encoded_keeps_the_fingerprints_its_deltas_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = SaveLoadManager::builder()
+        .directory(dir.path())
+        .key(key())
+        .compression(Compression::zstd())
+        .threads(2)
+        .build()
+        .unwrap();
+    let mut game = common::game::Game {
+        player: Player::generate(1),
+        world: World::generate(40_000, 1),
+    };
+    let saved = manager.save_state(SLOT, &game).unwrap();
+    let info = manager.info(SLOT).unwrap();
+    assert_eq!(info.header.unwrap().compression.name(), "zstd");
+    // Over the 2 MiB from which a document is compressed as it is encoded.
+    let mut snapshot = manager.snapshot();
+    snapshot.capture("world", &game.world).unwrap();
+    let uncompressed = snapshot.encoded_len();
+    assert!(uncompressed > 2 << 20, "{uncompressed}");
+    assert!(saved.bytes < uncompressed as u64 / 2, "{}", saved.bytes);
+
+    let report = manager.save_state_incremental(SLOT, &game).unwrap();
+    assert!(!report.wrote, "nothing changed: {report:?}");
+    game.player.health -= 1;
+    let report = manager.save_state_incremental(SLOT, &game).unwrap();
+    assert!(report.wrote);
+    assert_eq!(report.changed, ["player"]);
+
+    let mut loaded = common::game::Game::default();
+    manager.load_state(SLOT, &mut loaded).unwrap();
+    game.player.frames_since_hit = 0;
+    assert_eq!(loaded, game);
+}

@@ -333,6 +333,7 @@ fn the_leaves_import_only_what_they_may() {
         "format",
         "format::frame",
         "format::frame::crc",
+        "format::frame::document",
         "format::frame::header",
         "format::frame::open",
         "format::frame::seal",
@@ -357,6 +358,21 @@ fn the_leaves_import_only_what_they_may() {
             ],
         );
     }
+    // The streamed writer hands its pieces to the storage's sink (`storage::StreamSink`, a
+    // leaf): what the format's other parts may import, and that.
+    may(
+        "format::frame::stream",
+        &[
+            "format",
+            "error",
+            "codec",
+            "compression",
+            "crypto",
+            "slot",
+            "protection",
+            "storage",
+        ],
+    );
 }
 
 /// The workspace's members, as the root manifest lists them (`"."` is the core, read above).

@@ -36,7 +36,8 @@ pub(crate) struct SealWith<'a> {
     pub(crate) compression: Compression,
     /// How many threads may encode captured mementos at once: with more than one, and more
     /// than one memento to encode, they are encoded on scoped threads (this one among them)
-    /// before the file is assembled; the bytes are the same either way.
+    /// before the file is assembled; the bytes are the same either way, except a Zstandard
+    /// body over 2 MiB, which more than one thread compresses as it is encoded.
     pub(crate) threads: usize,
     /// The file's expected length (the slot's previous file's), so its buffer is allocated
     /// once; 0 when unknown.

@@ -97,7 +97,7 @@ mod trust;
 pub(crate) use ahead::{EncodeAhead, InPlace};
 pub(crate) use bytes::{millis_to_system_time, now, system_time_to_millis};
 pub use frame::crc::check_crc;
-pub(crate) use frame::crc::check_crc_in_pieces;
+pub(crate) use frame::crc::{CRC_PIECE, CrcCheck};
 pub use frame::header::{header_len, parse_header, record_len};
 pub(crate) use frame::open::{Opened, open};
 pub(crate) use frame::seal::{

@@ -136,10 +136,19 @@ impl Files {
                 _ => Err(Error::malformed("the file changed while it was checked")),
             };
         }
-        format::check_crc_in_pieces(len, |offset, n| match self.read_at(name, offset, n)? {
-            Some(piece) if piece.file_len == len => Ok(piece.bytes),
+        // One read of the file, a piece at a time into one buffer where the storage can.
+        let mut check = format::CrcCheck::new(len)?;
+        let mut failed = None;
+        let read = self
+            .storage
+            .read_pieces(name, format::CRC_PIECE, &mut |piece| {
+                check.update(piece).map_err(|e| failed = Some(e)).is_ok()
+            });
+        match (read.map_err(|e| self.error(name, e))?, failed) {
+            (_, Some(e)) => Err(e),
+            (Some(found), None) if found == len => check.finish(),
             _ => Err(Error::malformed("the file changed while it was checked")),
-        })
+        }
     }
 
     /// Opens one full-save file of `slot`: every check, then the snapshot (not migrated).

@@ -73,6 +73,35 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
     /// The operating system's error; `NotFound` if there is no file.
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)>;
 
+    /// Reads the file from its start to its end, at most `piece` bytes at a time, handing each
+    /// piece in order to `each`, which returns `false` to stop early; returns the file's length
+    /// when the read began. The default calls [`read_at`](FileSystem::read_at) for each piece;
+    /// a file system that can keep the file open overrides it, reading every piece from the
+    /// same file into one buffer.
+    ///
+    /// # Errors
+    /// The operating system's error; `NotFound` if there is no file.
+    fn read_pieces(
+        &self,
+        path: &Path,
+        piece: usize,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> io::Result<u64> {
+        let mut offset = 0u64;
+        let mut len = None;
+        loop {
+            let (bytes, file_len) = self.read_at(path, offset, piece.max(1))?;
+            let len = *len.get_or_insert(file_len);
+            if bytes.is_empty() || !each(&bytes) {
+                return Ok(len);
+            }
+            offset += bytes.len() as u64;
+            if offset >= len {
+                return Ok(len);
+            }
+        }
+    }
+
     /// Creates (or truncates) the file at `path` for writing.
     ///
     /// # Errors

@@ -375,6 +375,19 @@ impl Storage for FsStorage {
         }
     }
 
+    fn read_pieces(
+        &self,
+        name: &str,
+        piece: usize,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> io::Result<Option<u64>> {
+        match self.fs.read_pieces(&self.dir.join(name), piece, each) {
+            Ok(len) => Ok(Some(len)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     fn reads_ranges(&self) -> bool {
         true
     }

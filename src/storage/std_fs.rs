@@ -145,6 +145,39 @@ impl FileSystem for StdFs {
         }
     }
 
+    /// One open file, read in order into one buffer: every piece comes from the same file
+    /// (a rename over the name meanwhile does not mix two files), and a large file costs no
+    /// new memory per piece.
+    fn read_pieces(
+        &self,
+        path: &Path,
+        piece: usize,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> io::Result<u64> {
+        let mut file = std::fs::File::open(path)?;
+        let len = file.seek(SeekFrom::End(0))?;
+        file.seek(SeekFrom::Start(0))?;
+        let mut buf = vec![0; usize::try_from(len).unwrap_or(usize::MAX).min(piece.max(1))];
+        let mut left = len;
+        while left > 0 {
+            let want = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+            let mut filled = 0;
+            while filled < want {
+                match file.read(&mut buf[filled..want]) {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            if filled == 0 || !each(&buf[..filled]) {
+                break;
+            }
+            left -= filled as u64;
+        }
+        Ok(len)
+    }
+
     fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<(Vec<u8>, u64)> {
         let mut file = std::fs::File::open(path)?;
         // The length from a seek to the end: a load menu reads a hundred heads, and a seek

@@ -1,9 +1,10 @@
 //! The CRC32 trailer of every file of the family: [`check_crc`] over a whole file in memory,
-//! [`check_crc_in_pieces`] over one read a piece at a time. The CRC is checked before any other
+//! [`CrcCheck`] over one read a piece at a time (a large file is checked without being held in
+//! memory whole). The CRC is checked before any other
 //! field is trusted, so damage on disk reads as damage (see [`format`](crate::format)).
 
 use super::header::check_magic;
-use super::{CRC_LEN, HEADER_LEN};
+use super::{CRC_LEN, HEADER_LEN, MAGIC};
 use crate::error::{Error, Result};
 use crate::format::bytes::read_u32;
 
@@ -93,53 +94,86 @@ pub(crate) fn crc_trailer(bytes: &[u8]) -> Result<u32> {
     Ok(read_u32(bytes, bytes.len() - CRC_LEN))
 }
 
-/// How many bytes [`check_crc_in_pieces`] reads at a time.
-pub(super) const CRC_PIECE: usize = 1 << 20;
+/// How many bytes a check of a stored file reads at a time.
+pub(crate) const CRC_PIECE: usize = 1 << 18;
 
-/// [`check_crc`] over a file of `len` bytes that `read_at(offset, n)` reads piece by piece (at
-/// most a MiB at a time), so a large file is checked without being held in memory whole.
-///
-/// # Errors
-/// As [`check_crc`]; [`Error::Malformed`] when a piece comes back short (the file changed
-/// while it was checked); whatever `read_at` returns.
-pub(crate) fn check_crc_in_pieces(
-    len: u64,
-    mut read_at: impl FnMut(u64, usize) -> Result<Vec<u8>>,
-) -> Result<()> {
-    let total = usize::try_from(len)
-        .map_err(|_| Error::malformed(format!("{len} bytes do not fit in memory")))?;
-    let crc_at = total.saturating_sub(CRC_LEN);
-    let mut hasher = crc32fast::Hasher::new();
-    let mut trailer = Vec::with_capacity(CRC_LEN);
-    let mut offset = 0;
-    while offset < total {
-        let want = (total - offset).min(CRC_PIECE);
-        let piece = read_at(offset as u64, want)?;
-        if piece.len() != want {
+/// [`check_crc`] over a file of `len` bytes handed over a piece at a time, in order, of any
+/// sizes: [`update`](Self::update) with each, then [`finish`](Self::finish).
+pub(crate) struct CrcCheck {
+    total: usize,
+    offset: usize,
+    hasher: crc32fast::Hasher,
+    /// The file's first bytes, until its magic is checked.
+    magic: Vec<u8>,
+    trailer: Vec<u8>,
+}
+
+impl CrcCheck {
+    /// A check of a file of `len` bytes.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] when `len` does not fit in memory.
+    pub(crate) fn new(len: u64) -> Result<Self> {
+        let total = usize::try_from(len)
+            .map_err(|_| Error::malformed(format!("{len} bytes do not fit in memory")))?;
+        Ok(Self {
+            total,
+            offset: 0,
+            hasher: crc32fast::Hasher::new(),
+            magic: Vec::with_capacity(MAGIC.len()),
+            trailer: Vec::with_capacity(CRC_LEN),
+        })
+    }
+
+    /// Takes the next piece of the file.
+    ///
+    /// # Errors
+    /// [`Error::NotASave`] when the file does not start with the magic; [`Error::Malformed`]
+    /// when the pieces run past the length (the file changed while it was checked).
+    pub(crate) fn update(&mut self, piece: &[u8]) -> Result<()> {
+        if piece.len() > self.total - self.offset {
             return Err(Error::malformed("the file changed while it was checked"));
         }
-        if offset == 0 {
-            check_magic(&piece)?;
+        if self.magic.len() < MAGIC.len() {
+            let take = (MAGIC.len() - self.magic.len()).min(piece.len());
+            self.magic.extend_from_slice(&piece[..take]);
+            if self.magic.len() == MAGIC.len() || self.offset + piece.len() == self.total {
+                check_magic(&self.magic)?;
+            }
         }
-        let hashed = crc_at.saturating_sub(offset).min(piece.len());
-        hasher.update(&piece[..hashed]);
-        trailer.extend_from_slice(&piece[hashed..]);
-        offset += want;
+        let crc_at = self.total.saturating_sub(CRC_LEN);
+        let hashed = crc_at.saturating_sub(self.offset).min(piece.len());
+        self.hasher.update(&piece[..hashed]);
+        self.trailer.extend_from_slice(&piece[hashed..]);
+        self.offset += piece.len();
+        Ok(())
     }
-    if total == 0 {
-        check_magic(&[])?;
+
+    /// The check, once every piece was taken.
+    ///
+    /// # Errors
+    /// As [`check_crc`]; [`Error::Malformed`] when fewer bytes came than the length (the file
+    /// changed while it was checked).
+    pub(crate) fn finish(self) -> Result<()> {
+        if self.offset != self.total {
+            return Err(Error::malformed("the file changed while it was checked"));
+        }
+        if self.total == 0 {
+            check_magic(&[])?;
+        }
+        if self.total < HEADER_LEN + CRC_LEN {
+            return Err(Error::malformed(format!(
+                "truncated: {} bytes is shorter than the smallest save",
+                self.total
+            )));
+        }
+        let expected = read_u32(&self.trailer, 0);
+        let found = self.hasher.finalize();
+        if expected != found {
+            return Err(Error::ChecksumMismatch { expected, found });
+        }
+        Ok(())
     }
-    if total < HEADER_LEN + CRC_LEN {
-        return Err(Error::malformed(format!(
-            "truncated: {total} bytes is shorter than the smallest save"
-        )));
-    }
-    let expected = read_u32(&trailer, 0);
-    let found = hasher.finalize();
-    if expected != found {
-        return Err(Error::ChecksumMismatch { expected, found });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::crc::{CRC_PIECE, check_crc, check_crc_in_pieces};
+use super::crc::{CRC_PIECE, CrcCheck, check_crc};
 use super::header::{parse_header, record_len};
 use super::open::open;
 use super::seal::{Protect, SealParams, seal};
@@ -298,12 +298,25 @@ fn format_1_has_no_integrity_only_files_and_no_memento_versions() {
     ));
 }
 
-/// `check_crc_in_pieces` over `bytes`, as a storage would read them.
+/// A [`CrcCheck`] over `bytes` handed over in pieces of `piece` bytes, as a storage reads them;
+/// the same result at every piece size.
 fn check_in_pieces(bytes: &[u8]) -> Result<()> {
-    check_crc_in_pieces(bytes.len() as u64, |offset, n| {
-        let start = offset as usize;
-        Ok(bytes[start..(start + n).min(bytes.len())].to_vec())
-    })
+    let check = |piece: usize| {
+        let mut check = CrcCheck::new(bytes.len() as u64)?;
+        for chunk in bytes.chunks(piece) {
+            check.update(chunk)?;
+        }
+        check.finish()
+    };
+    let whole = check(CRC_PIECE);
+    for piece in [1, 5, 8, 4093, CRC_PIECE + 1] {
+        assert_eq!(
+            format!("{:?}", check(piece)),
+            format!("{whole:?}"),
+            "pieces of {piece} bytes"
+        );
+    }
+    whole
 }
 
 #[test]
@@ -342,11 +355,18 @@ fn a_check_in_pieces_agrees_with_the_whole_file_check() {
         );
     }
     // A file that shrinks while it is checked.
-    let shrunk = check_crc_in_pieces(big.len() as u64, |offset, n| {
-        let start = offset as usize;
-        Ok(big[start..(start + n).min(big.len() - 10)].to_vec())
-    });
+    let mut check = CrcCheck::new(big.len() as u64).unwrap();
+    for chunk in big[..big.len() - 10].chunks(CRC_PIECE) {
+        check.update(chunk).unwrap();
+    }
+    let shrunk = check.finish();
     assert!(matches!(shrunk, Err(Error::Malformed { .. })), "{shrunk:?}");
+    // And one that grows.
+    let mut check = CrcCheck::new(big.len() as u64 - 10).unwrap();
+    let grown = big
+        .chunks(CRC_PIECE)
+        .try_for_each(|chunk| check.update(chunk));
+    assert!(matches!(grown, Err(Error::Malformed { .. })), "{grown:?}");
 }
 
 /// One copy of the byte table: `docs/format.md`'s header table and the offsets here agree.

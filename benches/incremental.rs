@@ -5,7 +5,11 @@
 //!   clock), encoded, sealed as a delta and appended to the slot's journal with its fsync;
 //!   and the same with the changes encoded off the clock too, as the floor's bytes are.
 //! - `floor: append + fdatasync`: the same delta bytes, as savegame wrote them, appended to a
-//!   file by hand and fdatasync'd: the least any durable incremental save can do.
+//!   file by hand and fdatasync'd: the least any durable incremental save can do. Measured at
+//!   the same cadence as savegame's deltas, each after a turn of play and its capture, in the
+//!   same rounds: on a virtual disk an fdatasync right after another costs a quarter of one
+//!   after a pause, so a floor appended back to back measures the disk's warmth, not the
+//!   work. `floor, back to back` shows that figure too.
 //! - `full save`: the whole world, for the ratio of an incremental save to a full one.
 //!
 //! Compaction is off (a journal of realistic length: a full save starts a new one every 200
@@ -84,69 +88,110 @@ fn incremental(c: &mut Criterion) {
     );
 
     let floor_path = dir.path().join("floor.journal");
-    // Deltas since the journal began, across criterion's calls.
-    // The savegame bench starts with a new, settled base (the full-save bench before it writes
-    // bases that have not settled).
-    let (mut deltas, mut appended) = (DELTAS_PER_JOURNAL, 0u64);
     let mut group = c.benchmark_group("incremental/world-100k-entity-mementos/msgpack+aes");
     group.bench_function("full save", |b| b.iter(|| full(black_box(&world))));
-    // `encoded`: the changed mementos encoded off the clock too, with the capture (the floor's
-    // bytes are encoded and sealed already); otherwise they are encoded in the save.
-    let mut incremental = |encoded: bool, iters: u64| {
+    // The deltas start on a new, settled base (the full-save bench wrote bases that have not
+    // settled), off the clock and outside criterion's warm-up.
+    full(&world);
+    settle();
+    // Deltas since the journal began (savegame's and the floor's), across criterion's calls.
+    let (mut deltas, mut appended) = (0u64, 0u64);
+
+    // The floor's append, timed: the same delta bytes as savegame wrote, appended and
+    // fdatasync'd by hand.
+    let floor_append = |appended: &mut u64| {
+        if *appended % DELTAS_PER_JOURNAL == 0 {
+            let _ = std::fs::remove_file(&floor_path);
+        }
+        let record = &records[*appended as usize % records.len()];
+        *appended += 1;
+        let start = Instant::now();
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&floor_path)
+            .unwrap();
+        file.write_all(black_box(record)).unwrap();
+        file.sync_data().unwrap();
+        start.elapsed()
+    };
+    // One round at a game's cadence: a turn of play and its capture before each append, the
+    // floor's and savegame's alike (an fdatasync right after another costs a quarter of one
+    // after a pause on this machine's disk: see docs/guide/testing.md). `encoded`: the changed
+    // mementos encoded off the clock too, with the capture, as the floor's bytes are; otherwise
+    // they are encoded in the save. Returns (savegame's time, the floor's).
+    let mut round = |encoded: bool| {
+        if deltas >= DELTAS_PER_JOURNAL {
+            full(&world);
+            settle();
+            deltas = 0;
+        }
+        deltas += 1;
+        world.play(&mut rng, ENTITIES / 100, 0, 0);
+        let mut changes = manager.snapshot();
+        world.capture_changes(&mut changes).unwrap();
+        if encoded {
+            let ids: Vec<String> = changes.ids().map(str::to_owned).collect();
+            for id in &ids {
+                changes.encoded(id).unwrap();
+            }
+        }
+        let start = Instant::now();
+        manager.save_incremental(slot, black_box(&changes)).unwrap();
+        let saved = start.elapsed();
+        world.saved();
+        // The floor's turn, after the same pause.
+        world.play(&mut rng, ENTITIES / 100, 0, 0);
+        let mut changes = manager.snapshot();
+        world.capture_changes(&mut changes).unwrap();
+        black_box(&changes);
+        world.saved();
+        (saved, floor_append(&mut appended))
+    };
+    // Savegame's and the floor's times summed over every round of each kind (encoded in the
+    // capture or not), for their ratio paired round by round.
+    let mut paired = [(Duration::ZERO, Duration::ZERO, 0u64); 2];
+    let mut rounds = |encoded: bool, floor: bool, iters: u64| {
         let mut spent = Duration::ZERO;
         for _ in 0..iters {
-            if deltas >= DELTAS_PER_JOURNAL {
-                full(&world);
-                settle();
-                deltas = 0;
-            }
-            deltas += 1;
-            world.play(&mut rng, ENTITIES / 100, 0, 0);
-            let mut changes = manager.snapshot();
-            world.capture_changes(&mut changes).unwrap();
-            if encoded {
-                let ids: Vec<String> = changes.ids().map(str::to_owned).collect();
-                for id in &ids {
-                    changes.encoded(id).unwrap();
-                }
-            }
-            let start = Instant::now();
-            manager.save_incremental(slot, black_box(&changes)).unwrap();
-            spent += start.elapsed();
-            world.saved();
+            let (saved, by_hand) = round(encoded);
+            let sums = &mut paired[usize::from(encoded)];
+            (sums.0, sums.1, sums.2) = (sums.0 + saved, sums.1 + by_hand, sums.2 + 1);
+            spent += if floor { by_hand } else { saved };
         }
         spent
     };
     group.bench_function("savegame save_incremental, 1% dirty", |b| {
-        b.iter_custom(|iters| incremental(false, iters))
+        b.iter_custom(|iters| rounds(false, false, iters))
     });
     group.bench_function(
         "savegame save_incremental, 1% dirty, encoded in the capture",
-        |b| b.iter_custom(|iters| incremental(true, iters)),
+        |b| b.iter_custom(|iters| rounds(true, false, iters)),
     );
-    group.bench_function("floor: append + fdatasync, same bytes", |b| {
-        b.iter_custom(|iters| {
-            let mut spent = Duration::ZERO;
-            for _ in 0..iters {
-                if appended % DELTAS_PER_JOURNAL == 0 {
-                    let _ = std::fs::remove_file(&floor_path);
-                }
-                let record = &records[appended as usize % records.len()];
-                appended += 1;
-                let start = Instant::now();
-                let mut file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&floor_path)
-                    .unwrap();
-                file.write_all(black_box(record)).unwrap();
-                file.sync_data().unwrap();
-                spent += start.elapsed();
-            }
-            spent
-        })
+    group.bench_function("floor: append + fdatasync, same bytes, same cadence", |b| {
+        b.iter_custom(|iters| rounds(false, true, iters))
+    });
+    // The same appends back to back, with no pause between them: what this disk does at its
+    // fastest, for comparison (not a cadence a game saves at).
+    let mut back_to_back = 0u64;
+    group.bench_function("floor, back to back", |b| {
+        b.iter_custom(|iters| (0..iters).map(|_| floor_append(&mut back_to_back)).sum())
     });
     group.finish();
+    for (encoded, (saved, by_hand, n)) in paired.iter().enumerate() {
+        eprintln!(
+            "incremental/world-100k: savegame / floor at the same cadence, paired over {n} \
+             rounds{}: {:.2}x ({:.1} / {:.1} us)",
+            if encoded == 1 {
+                ", encoded in the capture"
+            } else {
+                ""
+            },
+            saved.as_secs_f64() / by_hand.as_secs_f64(),
+            saved.as_secs_f64() * 1e6 / *n as f64,
+            by_hand.as_secs_f64() * 1e6 / *n as f64,
+        );
+    }
 }
 
 criterion_group! {

@@ -100,7 +100,7 @@ fn incremental(c: &mut Criterion) {
     // The floor's append, timed: the same delta bytes as savegame wrote, appended and
     // fdatasync'd by hand.
     let floor_append = |appended: &mut u64| {
-        if *appended % DELTAS_PER_JOURNAL == 0 {
+        if appended.is_multiple_of(DELTAS_PER_JOURNAL) {
             let _ = std::fs::remove_file(&floor_path);
         }
         let record = &records[*appended as usize % records.len()];

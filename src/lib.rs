@@ -202,6 +202,7 @@ pub mod slot;
 mod snapshot;
 pub mod state;
 pub mod storage;
+mod threads;
 
 pub use codec::Codec;
 pub use compression::Compression;

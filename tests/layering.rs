@@ -317,6 +317,7 @@ fn the_leaves_import_only_what_they_may() {
     };
     may("slot", &[]);
     may("protection", &[]);
+    may("threads", &[]);
     may("error", &["slot", "migrate::error", "protection"]);
     may("compression", &["error"]);
     may("storage", &["slot", "storage", "error"]);
@@ -330,7 +331,7 @@ fn the_leaves_import_only_what_they_may() {
         &["error", "originator", "snapshot", "schema::trace"],
     );
     // What the format's parts may import.
-    const FORMAT_MAY: [&str; 7] = [
+    const FORMAT_MAY: [&str; 8] = [
         "format",
         "error",
         "codec",
@@ -338,6 +339,7 @@ fn the_leaves_import_only_what_they_may() {
         "crypto",
         "slot",
         "protection",
+        "threads",
     ];
     for part in [
         "format",

@@ -118,12 +118,7 @@ impl EncodeAhead {
     ) -> T {
         std::thread::scope(|scope| {
             let workers: Vec<_> = (1..threads)
-                .filter_map(|_| {
-                    std::thread::Builder::new()
-                        .name("savegame-encode".into())
-                        .spawn_scoped(scope, &worker)
-                        .ok()
-                })
+                .filter_map(|_| crate::threads::scoped(scope, "savegame-encode", &worker))
                 .collect();
             let written = write();
             self.stop.store(true, Ordering::Relaxed);

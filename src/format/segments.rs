@@ -221,17 +221,13 @@ fn in_parts(
     std::thread::scope(|scope| {
         let threads: Vec<_> = others
             .iter()
-            .map(|slot| {
-                std::thread::Builder::new()
-                    .name("savegame-seal".into())
-                    .spawn_scoped(scope, move || run(slot))
-            })
+            .map(|slot| crate::threads::scoped(scope, "savegame-seal", move || run(slot)))
             .collect();
         let mut outcomes: Vec<Option<Outcome>> = mine.iter().map(run).collect();
         for (slot, thread) in others.iter().zip(threads) {
             outcomes.push(match thread {
-                Ok(thread) => thread.join().unwrap_or(None),
-                Err(_) => run(slot),
+                Some(thread) => thread.join().unwrap_or(None),
+                None => run(slot),
             });
         }
         let mut result = Ok(());

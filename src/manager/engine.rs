@@ -186,14 +186,12 @@ impl Engine {
             // seal's parallel stages are short), where it costs the save little. A check that
             // fails changes the generation: the new file is then sealed again, below.
             let (checked, sealed) = std::thread::scope(|scope| {
-                let thread = std::thread::Builder::new()
-                    .name("savegame-check".into())
-                    .spawn_scoped(scope, check);
+                let thread = crate::threads::scoped(scope, "savegame-check", check);
                 let sealed = seal(header.generation, len);
                 let checked = match thread {
                     // A check that panicked (it has no way to) is run again here.
-                    Ok(thread) => thread.join().unwrap_or_else(|_| check()),
-                    Err(_) => check(),
+                    Some(thread) => thread.join().unwrap_or_else(|_| check()),
+                    None => check(),
                 };
                 (checked, sealed)
             });

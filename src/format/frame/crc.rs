@@ -41,20 +41,18 @@ pub(crate) fn crc_of(bytes: &[u8], threads: usize) -> crc32fast::Hasher {
     std::thread::scope(|scope| {
         let others: Vec<_> = runs
             .map(|run| {
-                let spawned = std::thread::Builder::new()
-                    .name("savegame-crc".into())
-                    .spawn_scoped(scope, move || {
-                        let mut part = crc32fast::Hasher::new();
-                        part.update(run);
-                        part
-                    });
+                let spawned = crate::threads::scoped(scope, "savegame-crc", move || {
+                    let mut part = crc32fast::Hasher::new();
+                    part.update(run);
+                    part
+                });
                 (run, spawned)
             })
             .collect();
         hasher.update(mine);
         for (run, spawned) in others {
             // A run whose thread could not start, or (it cannot) panicked, is taken here.
-            let part = spawned.ok().and_then(|t| t.join().ok()).unwrap_or_else(|| {
+            let part = spawned.and_then(|t| t.join().ok()).unwrap_or_else(|| {
                 let mut part = crc32fast::Hasher::new();
                 part.update(run);
                 part

@@ -114,10 +114,10 @@ pub(crate) fn seal_streamed(
         max_len,
     };
     let (encoded, written) = std::thread::scope(|scope| {
-        let thread = std::thread::Builder::new()
-            .name("savegame-write".into())
-            .spawn_scoped(scope, || writer.run(from_encoder, spare_out, sink));
-        let Ok(thread) = thread else {
+        let thread = crate::threads::scoped(scope, "savegame-write", || {
+            writer.run(from_encoder, spare_out, sink)
+        });
+        let Some(thread) = thread else {
             return (Err(StreamError::NoThread), None);
         };
         let mut body = Body {

@@ -225,12 +225,14 @@ impl ManagerBuilder {
     /// saving thread among them, then assembled; an encrypted file's segments (256 KiB each)
     /// are encrypted, and decrypted on a load, on that many; a
     /// [`save_state`](SaveLoadManager::save_state) of many members encodes them by reference
-    /// on that many, the saving thread among them. The file's bytes are the same as
-    /// with one, except a Zstandard body over 2 MiB, which more than one thread compresses as
-    /// it is encoded, on zstd's workers (other bytes, the same mementos). The threads are started by the save or load and end with it: a background
-    /// save's run beside its worker, never on the game thread's time, and no pool is left
-    /// behind. With 1 (or one memento to encode) each memento is encoded straight into the
-    /// file's buffer, which uses the least memory. 0 is taken as 1.
+    /// on that many, the saving thread among them. The file's bytes are the same as with one,
+    /// except a Zstandard body over 2 MiB, which more than one thread compresses as it is
+    /// encoded, on zstd's workers (other bytes, the same mementos). The threads are started by
+    /// the save or load and end with it: a background save's run beside its worker, never on
+    /// the game thread's time, and no pool is left behind. Where no thread can be started, the
+    /// saving or loading thread does the work itself. With 1 (or one memento to encode) each
+    /// memento is encoded straight into the file's buffer, which uses the least memory. 0 is
+    /// taken as 1.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self

@@ -23,42 +23,86 @@ pub(crate) fn scoped<'scope, T: Send + 'scope>(
         .ok()
 }
 
-/// In the unit tests: runs code on this thread with every thread it would start refused, and
-/// says which it refused.
+/// In the unit tests: runs code on this thread with the threads it would start refused (all
+/// of them, or those of chosen names), and says which threads it asked for.
 #[cfg(test)]
 pub(crate) mod refusal {
     use std::cell::RefCell;
     use std::collections::BTreeSet;
 
-    thread_local! {
-        /// The names of the threads refused so far, while refusing.
-        static REFUSED: RefCell<Option<BTreeSet<String>>> = const { RefCell::new(None) };
+    /// While refusing: which names to refuse (`None`: every one), and the names of the
+    /// threads asked for so far, refused or not.
+    struct Refusing {
+        only: Option<Vec<String>>,
+        asked: BTreeSet<String>,
     }
 
-    /// Whether to refuse a thread named `name` (and, if so, notes its name).
+    thread_local! {
+        static REFUSING: RefCell<Option<Refusing>> = const { RefCell::new(None) };
+    }
+
+    /// Whether to refuse a thread named `name` (and notes that it was asked for).
     pub(super) fn refuse(name: &str) -> bool {
-        REFUSED.with(|refused| {
-            refused
-                .borrow_mut()
-                .as_mut()
-                .map(|names| names.insert(name.to_owned()))
-                .is_some()
+        REFUSING.with(|refusing| {
+            let mut refusing = refusing.borrow_mut();
+            let Some(refusing) = refusing.as_mut() else {
+                return false;
+            };
+            refusing.asked.insert(name.to_owned());
+            refusing
+                .only
+                .as_ref()
+                .is_none_or(|only| only.iter().any(|o| o == name))
         })
+    }
+
+    /// Ends the refusing when dropped, so that a test that fails inside it leaves the thread
+    /// as it found it.
+    struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            REFUSING.with(|refusing| refusing.borrow_mut().take());
+        }
+    }
+
+    fn run<R>(only: Option<Vec<String>>, f: impl FnOnce() -> R) -> (R, BTreeSet<String>) {
+        REFUSING.with(|refusing| {
+            *refusing.borrow_mut() = Some(Refusing {
+                only,
+                asked: BTreeSet::new(),
+            });
+        });
+        let guard = Guard;
+        let result = f();
+        let names = REFUSING.with(|refusing| {
+            refusing
+                .borrow_mut()
+                .take()
+                .map(|r| r.asked)
+                .unwrap_or_default()
+        });
+        drop(guard);
+        (result, names)
     }
 
     /// Runs `f` with every thread this thread would start refused; returns what it returned
     /// and the names of the threads refused.
     pub(crate) fn refusing<R>(f: impl FnOnce() -> R) -> (R, BTreeSet<String>) {
-        REFUSED.with(|refused| *refused.borrow_mut() = Some(BTreeSet::new()));
-        let result = f();
-        let names = REFUSED.with(|refused| refused.borrow_mut().take().unwrap_or_default());
-        (result, names)
+        run(None, f)
+    }
+
+    /// Runs `f` with the threads named in `names` refused and every other started; returns
+    /// what it returned and the names of every thread asked for. A fallback that an earlier
+    /// refusal would pass by (a save that falls back to another path first) is then reached.
+    pub(crate) fn refusing_only<R>(names: &[&str], f: impl FnOnce() -> R) -> (R, BTreeSet<String>) {
+        run(Some(names.iter().map(|&n| n.to_owned()).collect()), f)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::refusal::refusing;
+    use super::refusal::{refusing, refusing_only};
     use crate::{Codec, Key, Originator, SaveLoadManager, SlotId, Snapshot};
 
     /// A game object whose memento is encoded when the snapshot is saved (captured, not
@@ -96,7 +140,7 @@ mod tests {
 
     /// Saves (one over another, so the first is checked before it becomes a backup), a delta,
     /// and loads, each with every thread it would start refused: each is done by the calling
-    /// thread instead, and the files are those of a run with threads.
+    /// thread instead, and loads back what was saved.
     #[test]
     fn with_no_thread_to_be_had_every_save_and_load_is_done_by_the_calling_thread() {
         let dir = tempfile::tempdir().unwrap();
@@ -132,6 +176,7 @@ mod tests {
         for name in [
             "savegame-write",
             "savegame-check",
+            "savegame-check-streamed",
             "savegame-encode",
             "savegame-seal",
             "savegame-crc",
@@ -146,5 +191,58 @@ mod tests {
             encrypted.save(slot, &world(&encrypted, turn)).unwrap();
             holds(&encrypted.load(slot).unwrap().snapshot, turn);
         }
+    }
+
+    /// With every thread refused, a streamed save falls back to the save sealed whole before
+    /// its check would run (no writer thread), so the streamed save's own fallback, the check
+    /// of the file it demotes done by the calling thread, is reached only with that one
+    /// thread refused: the save is then written as it is encoded, the file it demoted is a
+    /// sound backup, and a damaged current file is found (the save sealed whole then saves).
+    #[test]
+    fn a_streamed_save_with_no_thread_for_its_check_checks_on_the_calling_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let manager = SaveLoadManager::builder()
+            .directory(dir.path())
+            .codec(Codec::MessagePack)
+            .key(Key::from_bytes([7; 32]))
+            .backups(2)
+            .threads(4)
+            .build()
+            .unwrap();
+        let slot = SlotId::Numbered(1);
+        manager.save(slot, &world(&manager, 0)).unwrap();
+        let ((), asked) = refusing_only(&["savegame-check-streamed"], || {
+            manager.save(slot, &world(&manager, 1)).unwrap();
+        });
+        assert!(asked.contains("savegame-check-streamed"), "{asked:?}");
+        assert!(
+            asked.contains("savegame-write"),
+            "written as encoded: {asked:?}"
+        );
+        assert!(
+            !asked.contains("savegame-check"),
+            "the save sealed whole never ran: {asked:?}"
+        );
+        holds(&manager.load(slot).unwrap().snapshot, 1);
+        // The demoted file is the first save, whole: put back as the slot's file, it loads.
+        let name = slot.file_name();
+        std::fs::copy(
+            dir.path().join(crate::slot::backup_name(&name, 1)),
+            dir.path().join(&name),
+        )
+        .unwrap();
+        holds(&manager.load(slot).unwrap().snapshot, 0);
+        // The check on the calling thread does check: with the current file damaged, the
+        // streamed save writes nothing and the save sealed whole takes over.
+        let path = dir.path().join(&name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let middle = bytes.len() / 2;
+        bytes[middle] ^= 0x40;
+        std::fs::write(&path, &bytes).unwrap();
+        let ((), asked) = refusing_only(&["savegame-check-streamed"], || {
+            manager.save(slot, &world(&manager, 2)).unwrap();
+        });
+        assert!(asked.contains("savegame-check"), "{asked:?}");
+        holds(&manager.load(slot).unwrap().snapshot, 2);
     }
 }

@@ -230,9 +230,11 @@ impl ManagerBuilder {
     /// encoded, on zstd's workers (other bytes, the same mementos). The threads are started by
     /// the save or load and end with it: a background save's run beside its worker, never on
     /// the game thread's time, and no pool is left behind. Where no thread can be started, the
-    /// saving or loading thread does the work itself. With 1 (or one memento to encode) each
-    /// memento is encoded straight into the file's buffer, which uses the least memory. 0 is
-    /// taken as 1.
+    /// saving or loading thread does the work itself; zstd's workers are the exception (zstd
+    /// starts them, and has no such fallback): a save whose compressor cannot start them
+    /// fails with zstd's error, leaving the slot's files as they were. With 1 (or one memento
+    /// to encode) each memento is encoded straight into the file's buffer, which uses the
+    /// least memory. 0 is taken as 1.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self

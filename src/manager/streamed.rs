@@ -131,7 +131,7 @@ impl Engine {
             // The check reads the current file back and takes its CRC, beside the writing.
             let name = name.as_str();
             let check = move || files.check_stored(name, len);
-            let mut thread = crate::threads::scoped(scope, "savegame-check", check);
+            let mut thread = crate::threads::scoped(scope, "savegame-check-streamed", check);
             let mut first = || -> io::Result<()> {
                 let checked = match thread.take() {
                     // A check that panicked (it has no way to) is run again here.

@@ -56,6 +56,19 @@ impl Storage for Counting {
         }
         Ok(head)
     }
+    fn read_pieces(
+        &self,
+        name: &str,
+        piece: usize,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> io::Result<Option<u64>> {
+        // Counted as ranges read: a piece at a time, never whole.
+        self.inner.read_pieces(name, piece, &mut |bytes| {
+            self.head_bytes
+                .fetch_add(bytes.len() as u64, Ordering::SeqCst);
+            each(bytes)
+        })
+    }
     fn reads_ranges(&self) -> bool {
         true
     }

@@ -370,6 +370,14 @@ impl Storage for Tripwire {
     fn read_head(&self, name: &str, len: usize) -> std::io::Result<Option<Head>> {
         self.inner.read_head(name, len)
     }
+    fn read_pieces(
+        &self,
+        name: &str,
+        piece: usize,
+        each: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> std::io::Result<Option<u64>> {
+        self.inner.read_pieces(name, piece, each)
+    }
     fn reads_ranges(&self) -> bool {
         self.inner.reads_ranges()
     }

@@ -75,9 +75,10 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
 
     /// Reads the file from its start to its end, at most `piece` bytes at a time, handing each
     /// piece in order to `each`, which returns `false` to stop early; returns the file's length
-    /// when the read began. The default calls [`read_at`](FileSystem::read_at) for each piece;
-    /// a file system that can keep the file open overrides it, reading every piece from the
-    /// same file into one buffer.
+    /// when the read began, or, where the length is seen to change during the read, the new
+    /// length (and the read stops there). The default calls [`read_at`](FileSystem::read_at)
+    /// for each piece; a file system that can keep the file open overrides it, reading every
+    /// piece from the same file into one buffer.
     ///
     /// # Errors
     /// The operating system's error; `NotFound` if there is no file.
@@ -92,6 +93,9 @@ pub trait FileSystem: Send + Sync + fmt::Debug + 'static {
         loop {
             let (bytes, file_len) = self.read_at(path, offset, piece.max(1))?;
             let len = *len.get_or_insert(file_len);
+            if file_len != len {
+                return Ok(file_len);
+            }
             if bytes.is_empty() || !each(&bytes) {
                 return Ok(len);
             }

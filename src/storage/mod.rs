@@ -89,6 +89,7 @@
 //! | [`copy`](Storage::copy) | backups are copied byte for byte through `read` and `put`, not hard-linked |
 //! | [`lock`](Storage::lock) | the manager locks between the threads of this process only, not between processes |
 //! | [`read_at`](Storage::read_at), [`read_head`](Storage::read_head), [`reads_ranges`](Storage::reads_ranges) | a load menu and a backup check read whole files |
+//! | [`read_pieces`](Storage::read_pieces) | a save's check reads the file with one `read_at` per piece (an open, a seek and a read each), not one open file into one buffer |
 //! | [`list_names`](Storage::list_names), [`locate`](Storage::locate) | names come from `list`; errors name the object, not its path |
 //!
 //! So a wrapper forwards them all, and changes only what it is for:
@@ -121,6 +122,14 @@
 //!     }
 //!     fn read_head(&self, name: &str, len: usize) -> io::Result<Option<Head>> {
 //!         self.inner.read_head(name, len)
+//!     }
+//!     fn read_pieces(
+//!         &self,
+//!         name: &str,
+//!         piece: usize,
+//!         each: &mut dyn FnMut(&[u8]) -> bool,
+//!     ) -> io::Result<Option<u64>> {
+//!         self.inner.read_pieces(name, piece, each)
 //!     }
 //!     fn reads_ranges(&self) -> bool { self.inner.reads_ranges() }
 //!     fn copy(&self, from: &str, to: &str) -> io::Result<bool> { self.inner.copy(from, to) }
@@ -391,10 +400,16 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
 
     /// Reads `name` from its start to its end, at most `piece` bytes at a time, handing each
     /// piece in order to `each`, which returns `false` to stop early; returns the length the
-    /// object had when the read began, or `None` if it does not exist. What a check of a whole
-    /// save reads (its CRC). The default calls [`read_at`](Storage::read_at) for each piece; a
-    /// backend that can keep one object open overrides it, so that every piece comes from the
-    /// same object and into one buffer.
+    /// object had when the read began, or `None` if it does not exist. Where the length is
+    /// seen to change during the read, the read stops and returns the new length (`None` if
+    /// the object is gone), so that a caller which knows the length it expects tells a file
+    /// that changed from a damaged one. A check of a whole save reads this way where the
+    /// storage [reads ranges](Storage::reads_ranges).
+    ///
+    /// The default calls [`read_at`](Storage::read_at) for each piece where the storage reads
+    /// ranges, and otherwise [`read`](Storage::read)s the object once and hands it over in
+    /// pieces; a backend that can keep one object open overrides it, so that every piece comes
+    /// from the same object and into one buffer.
     ///
     /// # Errors
     /// The backend's error.
@@ -404,13 +419,28 @@ pub trait Storage: Send + Sync + fmt::Debug + 'static {
         piece: usize,
         each: &mut dyn FnMut(&[u8]) -> bool,
     ) -> io::Result<Option<u64>> {
+        let piece = piece.max(1);
+        if !self.reads_ranges() {
+            let Some(bytes) = self.read(name, u64::MAX)? else {
+                return Ok(None);
+            };
+            for chunk in bytes.chunks(piece) {
+                if !each(chunk) {
+                    break;
+                }
+            }
+            return Ok(Some(bytes.len() as u64));
+        }
         let mut offset = 0u64;
         let mut len = None;
         loop {
-            let Some(head) = self.read_at(name, offset, piece.max(1))? else {
-                return Ok(len);
+            let Some(head) = self.read_at(name, offset, piece)? else {
+                return Ok(None);
             };
             let file_len = *len.get_or_insert(head.file_len);
+            if head.file_len != file_len {
+                return Ok(Some(head.file_len));
+            }
             if head.bytes.is_empty() || !each(&head.bytes) {
                 return Ok(Some(file_len));
             }
@@ -774,8 +804,12 @@ mod tests {
         let fs = FsStorage::new(dir.path()).unwrap();
         let memory = MemoryStorage::new();
         let bytes: Vec<u8> = (0..10_007u32).map(|i| (i * 31 % 251) as u8).collect();
-        // The file system's own (one open file, one buffer) and the default (read_at).
-        for storage in [&fs as &dyn Storage, &memory] {
+        // The file system's own (one open file, one buffer); the file system default (its
+        // read_at, over the simulated file system); the storage default over read_at; and the
+        // storage default over one whole read.
+        let sim = FsStorage::with_file_system("/saves", SimFs::new()).unwrap();
+        let whole = Whole(MemoryStorage::new());
+        for storage in [&fs as &dyn Storage, &sim, &memory, &whole] {
             storage.put("a", &bytes).unwrap();
             storage.put("empty", &[]).unwrap();
             for piece in [1, 7, 4096, 10_007, 1 << 20] {
@@ -795,5 +829,123 @@ mod tests {
                 (None, vec![])
             );
         }
+    }
+
+    /// A storage with only the required methods: it does not read ranges.
+    #[derive(Debug)]
+    struct Whole(MemoryStorage);
+
+    impl Storage for Whole {
+        fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+            self.0.read(name, limit)
+        }
+        fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+            self.0.put(name, bytes)
+        }
+        fn delete(&self, name: &str) -> io::Result<()> {
+            self.0.delete(name)
+        }
+        fn list(&self) -> io::Result<Vec<StoredFile>> {
+            self.0.list()
+        }
+    }
+
+    /// A storage whose object changes after the first range is read: `append` bytes are added
+    /// to it, or, with `append` empty, it is deleted.
+    #[derive(Debug)]
+    struct Changing {
+        inner: MemoryStorage,
+        append: Vec<u8>,
+        reads: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Storage for Changing {
+        fn read(&self, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+            self.inner.read(name, limit)
+        }
+        fn put(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+            self.inner.put(name, bytes)
+        }
+        fn delete(&self, name: &str) -> io::Result<()> {
+            self.inner.delete(name)
+        }
+        fn list(&self) -> io::Result<Vec<StoredFile>> {
+            self.inner.list()
+        }
+        fn read_at(&self, name: &str, offset: u64, len: usize) -> io::Result<Option<Head>> {
+            let head = self.inner.read_at(name, offset, len)?;
+            let reads = self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if reads == 0 {
+                if self.append.is_empty() {
+                    self.inner.delete(name)?;
+                } else if let Some(mut bytes) = self.inner.read(name, u64::MAX)? {
+                    bytes.extend_from_slice(&self.append);
+                    self.inner.put(name, &bytes)?;
+                }
+            }
+            Ok(head)
+        }
+        fn reads_ranges(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn read_pieces_stops_at_a_change_of_length_and_says_the_new_one() {
+        let changing = |append: &[u8]| {
+            let storage = Changing {
+                inner: MemoryStorage::new(),
+                append: append.to_vec(),
+                reads: 0.into(),
+            };
+            storage.put("a", &[7; 1000]).unwrap();
+            storage
+        };
+        // Grown after the first piece: the first piece is handed over, then the read stops
+        // with the new length, which a caller expecting 1000 bytes tells from damage.
+        let (len, got) = pieces_of(&changing(&[1; 24]), "a", 400, usize::MAX);
+        assert_eq!((len, got), (Some(1024), vec![vec![7; 400]]));
+        // Gone after the first piece: the read says there is no object.
+        let (len, got) = pieces_of(&changing(&[]), "a", 400, usize::MAX);
+        assert_eq!((len, got), (None, vec![vec![7; 400]]));
+
+        // The file system default, over the simulated file system: a file grown mid-read.
+        let fs = SimFs::new();
+        let sim = FsStorage::with_file_system("/saves", fs.clone()).unwrap();
+        sim.put("a", &[7; 1000]).unwrap();
+        let mut got = Vec::new();
+        let len = sim
+            .read_pieces("a", 400, &mut |p| {
+                if got.is_empty() {
+                    fs.set_file("/saves/a", vec![7; 1024]);
+                }
+                got.push(p.to_vec());
+                true
+            })
+            .unwrap();
+        assert_eq!((len, got), (Some(1024), vec![vec![7; 400]]));
+    }
+
+    #[test]
+    fn a_file_cut_short_mid_read_hands_over_fewer_bytes_than_the_length_it_returns() {
+        // The one-open-file read: the length it returns is the one the read began with, and
+        // the bytes handed over stop where the file now ends, so the two disagree.
+        let dir = tempfile::tempdir().unwrap();
+        let fs = FsStorage::new(dir.path()).unwrap();
+        fs.put("a", &[7; 10_000]).unwrap();
+        let path = dir.path().join("a");
+        let mut got = Vec::new();
+        let len = fs
+            .read_pieces("a", 1000, &mut |p| {
+                if got.is_empty() {
+                    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                    file.set_len(2500).unwrap();
+                }
+                got.push(p.to_vec());
+                true
+            })
+            .unwrap();
+        assert_eq!(len, Some(10_000));
+        assert_eq!(got.concat(), vec![7; 2500]);
     }
 }

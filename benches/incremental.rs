@@ -7,7 +7,7 @@
 //! - `floor: append + fdatasync`: the same delta bytes, as savegame wrote them, appended to a
 //!   file by hand and fdatasync'd: the least any durable incremental save can do. Measured at
 //!   the same cadence as savegame's deltas, each after a turn of play and its capture, in the
-//!   same rounds: on a virtual disk an fdatasync right after another costs a quarter of one
+//!   same rounds: on a virtual disk an fdatasync right after another costs a fifth of one
 //!   after a pause, so a floor appended back to back measures the disk's warmth, not the
 //!   work. `floor, back to back` shows that figure too.
 //! - `full save`: the whole world, for the ratio of an incremental save to a full one.
@@ -116,7 +116,7 @@ fn incremental(c: &mut Criterion) {
         start.elapsed()
     };
     // One round at a game's cadence: a turn of play and its capture before each append, the
-    // floor's and savegame's alike (an fdatasync right after another costs a quarter of one
+    // floor's and savegame's alike (an fdatasync right after another costs a fifth of one
     // after a pause on this machine's disk: see docs/guide/testing.md). `encoded`: the changed
     // mementos encoded off the clock too, with the capture, as the floor's bytes are; otherwise
     // they are encoded in the save. Returns (savegame's time, the floor's).

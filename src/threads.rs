@@ -138,20 +138,26 @@ mod tests {
         }
     }
 
+    /// An encrypted MessagePack manager over the folder `dir`, keeping two backups, on four
+    /// threads.
+    fn encrypted_manager(dir: &std::path::Path) -> SaveLoadManager {
+        SaveLoadManager::builder()
+            .directory(dir)
+            .codec(Codec::MessagePack)
+            .key(Key::from_bytes([7; 32]))
+            .backups(2)
+            .threads(4)
+            .build()
+            .unwrap()
+    }
+
     /// Saves (one over another, so the first is checked before it becomes a backup), a delta,
     /// and loads, each with every thread it would start refused: each is done by the calling
     /// thread instead, and loads back what was saved.
     #[test]
     fn with_no_thread_to_be_had_every_save_and_load_is_done_by_the_calling_thread() {
         let dir = tempfile::tempdir().unwrap();
-        let encrypted = SaveLoadManager::builder()
-            .directory(dir.path().join("encrypted"))
-            .codec(Codec::MessagePack)
-            .key(Key::from_bytes([7; 32]))
-            .backups(2)
-            .threads(4)
-            .build()
-            .unwrap();
+        let encrypted = encrypted_manager(&dir.path().join("encrypted"));
         let plain = SaveLoadManager::builder()
             .directory(dir.path().join("plain"))
             .codec(Codec::MessagePack)
@@ -201,14 +207,7 @@ mod tests {
     #[test]
     fn a_streamed_save_with_no_thread_for_its_check_checks_on_the_calling_thread() {
         let dir = tempfile::tempdir().unwrap();
-        let manager = SaveLoadManager::builder()
-            .directory(dir.path())
-            .codec(Codec::MessagePack)
-            .key(Key::from_bytes([7; 32]))
-            .backups(2)
-            .threads(4)
-            .build()
-            .unwrap();
+        let manager = encrypted_manager(dir.path());
         let slot = SlotId::Numbered(1);
         manager.save(slot, &world(&manager, 0)).unwrap();
         let ((), asked) = refusing_only(&["savegame-check-streamed"], || {

@@ -29,8 +29,8 @@
 //!
 //! The `compression` groups (features `lz4`, `zstd`) save and load the 100,000-entity world,
 //! encrypted, through the manager (fsync'd) uncompressed, with LZ4 and with Zstandard at levels
-//! -1 (zstd's first fast level), 1 and 3 (on the manager's threads, zstd's workers), in MessagePack and JSON; the run prints each file's size against the uncompressed
-//! one.
+//! -3 and -1 (zstd's fast levels), 1 and 3 (512 KiB pieces on the manager's threads), in
+//! MessagePack and JSON; the run prints each file's size against the uncompressed one.
 //!
 //! The `bitcode` groups (feature `bitcode`) save and load the 100,000-entity world through the
 //! manager with `Codec::Bitcode`, encrypted and fsync'd (and MessagePack the same way, for
@@ -633,7 +633,7 @@ fn protection(c: &mut Criterion) {
     group.finish();
 }
 
-/// Uncompressed, LZ4 and Zstandard (levels 1 and 3) on the 100,000-entity world, encrypted and
+/// Uncompressed, LZ4 and Zstandard (levels -3, -1, 1 and 3) on the 100,000-entity world, encrypted and
 /// fsync'd through the manager, MessagePack and JSON: size, save and load in one run.
 fn compression(c: &mut Criterion) {
     let world = World::generate(100_000, 1);
@@ -642,6 +642,7 @@ fn compression(c: &mut Criterion) {
         kinds.push(("lz4", Compression::Lz4));
     }
     if cfg!(feature = "zstd") {
+        kinds.push(("zstd-fast-3", Compression::Zstd { level: -3 }));
         kinds.push(("zstd-fast-1", Compression::Zstd { level: -1 }));
         kinds.push(("zstd-1", Compression::Zstd { level: 1 }));
         kinds.push(("zstd-3", Compression::Zstd { level: 3 }));

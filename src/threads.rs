@@ -164,9 +164,26 @@ mod tests {
             .threads(4)
             .build()
             .unwrap();
+        // Zstandard compresses a document of over 1 MiB a piece at a time on helper threads,
+        // and a load decompresses the pieces' frames on them.
+        #[cfg(feature = "zstd")]
+        let compressed = SaveLoadManager::builder()
+            .directory(dir.path().join("compressed"))
+            .codec(Codec::MessagePack)
+            .key(Key::from_bytes([7; 32]))
+            .compression(crate::Compression::Zstd { level: 1 })
+            .threads(4)
+            .build()
+            .unwrap();
+        let managers = [
+            &encrypted,
+            &plain,
+            #[cfg(feature = "zstd")]
+            &compressed,
+        ];
         let slot = SlotId::Numbered(1);
         let ((), refused) = refusing(|| {
-            for manager in [&encrypted, &plain] {
+            for manager in managers {
                 for turn in 0..2 {
                     manager.save(slot, &world(manager, turn)).unwrap();
                     holds(&manager.load(slot).unwrap().snapshot, turn);
@@ -186,6 +203,10 @@ mod tests {
             "savegame-encode",
             "savegame-seal",
             "savegame-crc",
+            #[cfg(feature = "zstd")]
+            "savegame-compress",
+            #[cfg(feature = "zstd")]
+            "savegame-decompress",
         ] {
             assert!(
                 refused.contains(name),
@@ -193,9 +214,11 @@ mod tests {
             );
         }
         // The same saves with threads: the files load the same.
-        for turn in 0..2 {
-            encrypted.save(slot, &world(&encrypted, turn)).unwrap();
-            holds(&encrypted.load(slot).unwrap().snapshot, turn);
+        for manager in managers {
+            for turn in 0..2 {
+                manager.save(slot, &world(manager, turn)).unwrap();
+                holds(&manager.load(slot).unwrap().snapshot, turn);
+            }
         }
     }
 

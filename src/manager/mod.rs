@@ -225,16 +225,13 @@ impl ManagerBuilder {
     /// saving thread among them, then assembled; an encrypted file's segments (256 KiB each)
     /// are encrypted, and decrypted on a load, on that many; a
     /// [`save_state`](SaveLoadManager::save_state) of many members encodes them by reference
-    /// on that many, the saving thread among them. The file's bytes are the same as with one,
-    /// except a Zstandard body over 2 MiB, which more than one thread compresses as it is
-    /// encoded, on zstd's workers (other bytes, the same mementos). The threads are started by
-    /// the save or load and end with it: a background save's run beside its worker, never on
-    /// the game thread's time, and no pool is left behind. Where no thread can be started, the
-    /// saving or loading thread does the work itself; zstd's workers are the exception (zstd
-    /// starts them, and has no such fallback): a save whose compressor cannot start them
-    /// fails with zstd's error, leaving the slot's files as they were. With 1 (or one memento
-    /// to encode) each memento is encoded straight into the file's buffer, which uses the
-    /// least memory. 0 is taken as 1.
+    /// on that many, the saving thread among them; a Zstandard document over 1 MiB is
+    /// compressed 512 KiB at a time on that many as it is encoded. The file's bytes are the
+    /// same as with one. The threads are started by the save or load and end with it: a
+    /// background save's run beside its worker, never on the game thread's time, and no pool
+    /// is left behind. Where no thread can be started, the saving or loading thread does the
+    /// work itself. With 1 (or one memento to encode) each memento is encoded straight into
+    /// the file's buffer, which uses the least memory. 0 is taken as 1.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = Some(threads.max(1));
         self

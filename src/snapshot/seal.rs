@@ -36,8 +36,8 @@ pub(crate) struct SealWith<'a> {
     pub(crate) compression: Compression,
     /// How many threads may encode captured mementos at once: with more than one, and more
     /// than one memento to encode, they are encoded on scoped threads (this one among them)
-    /// before the file is assembled; the bytes are the same either way, except a Zstandard
-    /// body over 2 MiB, which more than one thread compresses as it is encoded.
+    /// before the file is assembled; the bytes are the same either way (a Zstandard document
+    /// over 1 MiB is compressed 512 KiB at a time, on these threads too).
     pub(crate) threads: usize,
     /// The file's expected length (the slot's previous file's), so its buffer is allocated
     /// once; 0 when unknown.

@@ -88,9 +88,9 @@ impl<'a> FileSealer<'a> {
     }
 
     /// Compresses the body before it is sealed (default [`Compression::None`]). A body that
-    /// would not get smaller is written uncompressed, except a Zstandard body over 2 MiB sealed
-    /// on more than one [thread](Self::threads), compressed as it is encoded (it stays
-    /// compressed, a few bytes longer: `docs/format.md`, "Compressed bodies").
+    /// would not get smaller is written uncompressed, except a Zstandard document over 1 MiB,
+    /// compressed as it is encoded, 512 KiB at a time (it stays compressed, a few bytes longer:
+    /// `docs/format.md`, "Compressed bodies").
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -98,8 +98,7 @@ impl<'a> FileSealer<'a> {
 
     /// Encodes the captured mementos, and encrypts the file's segments, on up to `threads`
     /// threads (default 1), as a manager's [`threads`](crate::ManagerBuilder::threads) does.
-    /// The bytes are the same as with one, except a Zstandard body over 2 MiB (compressed as
-    /// it is encoded, on zstd's workers: other bytes, the same mementos).
+    /// The bytes are the same as with one.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads.max(1);
         self

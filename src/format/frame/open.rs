@@ -131,7 +131,9 @@ pub(crate) fn open(
     let (buf, body) = if header.compression == Compression::None {
         (buf, body)
     } else {
-        let plain = header.compression.decompress(&buf[body], max_body)?;
+        let plain = header
+            .compression
+            .decompress(&buf[body], max_body, threads)?;
         let len = plain.len();
         (plain, 0..len)
     };

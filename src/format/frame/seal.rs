@@ -15,7 +15,8 @@ use super::{
     OFF_FLAGS, OFF_PAYLOAD_LEN, TAG_LEN, associated_data,
 };
 use crate::codec::Codec;
-use crate::compression::{Compressing, Compression};
+use crate::compression::Compression;
+use crate::compression::compressing::Compressing;
 use crate::error::{Error, Result};
 use crate::format::ahead::Ready;
 use crate::format::bytes::{len_u16, len_u32, system_time_to_millis};
@@ -143,7 +144,7 @@ pub(crate) fn seal_sources(
         params,
         entries,
         &toc_slots,
-        (body_start, size_hint),
+        body_start,
         see.as_deref_mut(),
     )?;
     let compressed = match compressed {
@@ -182,10 +183,7 @@ pub(crate) fn seal_sources(
         let body = &buf[body_start..];
         let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
         out.extend_from_slice(&buf[..body_start]);
-        if params
-            .compression
-            .compress_into(body, &mut out, params.threads)?
-        {
+        if params.compression.compress_into(body, &mut out)? {
             let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
             out[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
             out.reserve_exact(tag_len + CRC_LEN);
@@ -254,26 +252,28 @@ fn write_compressing(
     params: &SealParams<'_>,
     entries: &[(&str, u32, Source<'_>)],
     toc_slots: &[usize],
-    (body_start, size_hint): (usize, usize),
+    body_start: usize,
     see: Option<&mut (dyn SeeMementos + '_)>,
 ) -> Result<Option<bool>> {
-    let Some(mut doc) = Compressing::new(buf, params.compression, params.threads, size_hint) else {
-        return Ok(None);
-    };
-    let ranges = write_document(params.codec, entries, &mut doc, see).map_err(|e| match e {
-        DocumentError::Encode(e) => e,
-        DocumentError::Out(e) => Error::Config {
-            reason: format!("zstd compression failed: {e}"),
-        },
-    })?;
-    let head = doc.before_document();
-    for (slot, range) in toc_slots.iter().zip(ranges) {
-        head[*slot..*slot + 16].copy_from_slice(&range);
-    }
-    doc.finish_body(body_start).map(Some)
+    std::thread::scope(|scope| {
+        let Some(mut doc) = Compressing::new(buf, params.compression, params.threads, scope) else {
+            return Ok(None);
+        };
+        let ranges = write_document(params.codec, entries, &mut doc, see).map_err(|e| match e {
+            DocumentError::Encode(e) => e,
+            DocumentError::Out(e) => Error::Config {
+                reason: format!("zstd compression failed: {e}"),
+            },
+        })?;
+        let head = doc.before_document();
+        for (slot, range) in toc_slots.iter().zip(ranges) {
+            head[*slot..*slot + 16].copy_from_slice(&range);
+        }
+        doc.finish_body(body_start).map(Some)
+    })
 }
 
-impl DocumentOut for Compressing<'_> {
+impl DocumentOut for Compressing<'_, '_, '_> {
     fn written(&self) -> usize {
         self.len()
     }

@@ -11,7 +11,8 @@
 //! is `format2-mementos.expected.json`.
 //!
 //! Format version 3 adds the `format3-*` files: the same schema-v3 state plain, encrypted and
-//! integrity-only.
+//! integrity-only, and `format3-v3-msgpack-zstd-pieces-aes.sav`, whose Zstandard body is many
+//! frames (a document over 1 MiB, compressed 512 KiB at a time).
 //!
 //! Fixtures are committed once and never regenerated: this program only writes files that do
 //! not exist yet. A new schema version adds its fixtures by running it again.
@@ -260,7 +261,39 @@ fn format3(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
             write_new(&out.join(name), &std::fs::read(report.path)?)?;
         }
     }
+    // A Zstandard body in pieces (needs the `zstd` feature): the same state and a `scenery`
+    // memento of 1.6 MB that compresses well, so that the document passes the 1 MiB from
+    // which it is compressed 512 KiB at a time, each piece a frame of its own.
+    let tmp = tempfile::tempdir()?;
+    let manager = schema_v3_manager(
+        tmp.path(),
+        Codec::MessagePack,
+        Seal::Aes,
+        Compression::zstd(),
+    )?;
+    let mut snapshot: Snapshot = manager
+        .snapshot()
+        .with_label("fixture format 3 v3")
+        .with_app_version("3.1.0")
+        .with_playtime(Duration::from_secs(4000));
+    snapshot.capture_memento("player", &state.player)?;
+    snapshot.capture_memento("inventory", &state.inventory)?;
+    snapshot.capture_memento("world", &state.world)?;
+    snapshot.capture_memento("scenery", &scenery())?;
+    let report = manager.save(SlotId::Numbered(1), &snapshot)?;
+    write_new(
+        &out.join("format3-v3-msgpack-zstd-pieces-aes.sav"),
+        &std::fs::read(report.path)?,
+    )?;
     Ok(())
+}
+
+/// The `scenery` memento of the Zstandard-pieces fixture: 400,000 tiles (`u32`s, each 5 bytes
+/// in MessagePack), in rows of 1,000 that repeat with a twist.
+fn scenery() -> Vec<u32> {
+    (0..400_000u32)
+        .map(|i| 0x1_0000 + (i % 1_000) * 7 + (i / 50_000))
+        .collect()
 }
 
 /// Writes `path` unless it exists: fixtures are never regenerated.

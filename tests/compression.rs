@@ -13,11 +13,19 @@ use savegame_testkit::{fixture_key, repo, versions::v3};
 const SLOT: SlotId = SlotId::Numbered(1);
 
 /// The compressed fixtures: `(file, compression, encrypted, authenticated)`.
-const FIXTURES: [(&str, &str, bool, bool); 4] = [
+const FIXTURES: [(&str, &str, bool, bool); 5] = [
     ("format2-v3-json-lz4-plain.sav", "lz4", false, false),
     ("format2-v3-msgpack-lz4-aes.sav", "lz4", true, false),
     ("format2-v3-json-zstd-hmac.sav", "zstd", false, true),
     ("format2-v3-msgpack-zstd-aes.sav", "zstd", true, false),
+    // A body of many frames: a document over 1 MiB compressed 512 KiB at a time, with a
+    // `scenery` memento beside the v3 state.
+    (
+        "format3-v3-msgpack-zstd-pieces-aes.sav",
+        "zstd",
+        true,
+        false,
+    ),
 ];
 
 fn fixture_manager(dir: &std::path::Path, encrypted: bool, authenticated: bool) -> SaveLoadManager {
@@ -67,6 +75,16 @@ fn the_compressed_fixtures_load() {
                     world: loaded.snapshot.memento("world").unwrap(),
                 };
                 assert_eq!(game, expected, "{name}");
+                if name.contains("pieces") {
+                    let scenery: Vec<u32> = loaded.snapshot.memento("scenery").unwrap();
+                    assert_eq!(scenery.len(), 400_000);
+                    for i in [0u32, 49_999, 50_000, 399_999] {
+                        let tile = 0x1_0000 + (i % 1_000) * 7 + (i / 50_000);
+                        assert_eq!(scenery[i as usize], tile, "{name}: tile {i}");
+                    }
+                    // Far smaller than its 2 MB document: it was compressed.
+                    assert!(info.file_size < 100_000, "{}", info.file_size);
+                }
             }
             Err(Error::FeatureDisabled { feature }) if !built => assert_eq!(feature, compression),
             other => panic!("{name}: {:?}", other.map(|l| l.report)),

@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 33] = [
+pub const FIXTURES: [&str; 34] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -45,6 +45,7 @@ pub const FIXTURES: [&str; 33] = [
     "format3-v3-msgpack-aes.sav",
     "format3-v3-msgpack-hmac.sav",
     "format3-v3-msgpack-plain.sav",
+    "format3-v3-msgpack-zstd-pieces-aes.sav",
 ];
 
 /// The key for a fixture: `Some` for the encrypted and the integrity-only ones.

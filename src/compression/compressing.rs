@@ -9,8 +9,8 @@
 //! of threads, none of them waits on another's frame, and where no helper can be started the
 //! encoding thread compresses every piece itself.
 //!
-//! Pieces cost next to nothing in size: 512 KiB is four of zstd's 128 KiB blocks, and the
-//! window of the fast levels a save would use. (The bench's 100,000-entity world in
+//! Pieces cost next to nothing in size: 512 KiB is four of zstd's 128 KiB blocks, and level
+//! 1's window (level 3 reaches back 2 MiB in a large input). (The bench's 100,000-entity world in
 //! MessagePack, 6.1 MB: its encrypted file at level 1 was 2,260,174 bytes in one frame, and is
 //! 2,259,328 in pieces of 512 KiB; at level 3 2,147,910 and 2,140,924.) Smaller pieces share
 //! the work out more evenly at the end, when the last ones are compressed: 512 KiB takes about
@@ -31,7 +31,7 @@ use crate::threads;
 const STREAM_MIN: usize = 1 << 20;
 
 /// The length of the pieces a document is cut into, each compressed into a frame of its own.
-const PIECE: usize = 512 << 10;
+pub(super) const PIECE: usize = 512 << 10;
 
 /// Which frame a piece becomes: the part of the body (the head, then the document) and its
 /// number in that part. The frames are laid out in this order.
@@ -53,7 +53,8 @@ const DOCUMENT: u8 = 1;
 /// then the document's.
 ///
 /// Such a body is kept compressed even where it did not shrink: zstd stores a block it cannot
-/// make smaller as it is, with a 3-byte header per 128 KiB block.
+/// make smaller as it is, with a 3-byte header per 128 KiB block, and each frame adds a header
+/// of about 9 bytes.
 pub(crate) struct Compressing<'a, 'scope, 'env> {
     buf: &'a mut Vec<u8>,
     /// Where the document starts in `buf`.
@@ -121,6 +122,9 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
     /// [`compress_into`](Compression::compress_into). Returns `true` when the buffer now
     /// holds the compressed body in place of the uncompressed one.
     pub(crate) fn finish_body(mut self, body_start: usize) -> Result<bool> {
+        if let Some(why) = self.failed.take() {
+            return Err(failed_to_compress(io::Error::other(why)));
+        }
         let Some(mut stream) = self.stream.take() else {
             return Ok(false);
         };
@@ -182,7 +186,7 @@ impl io::Write for Compressing<'_, '_, '_> {
             Some(stream) => stream.write(bytes),
             None => {
                 self.buf.extend_from_slice(bytes);
-                if self.buf.len() - self.start >= STREAM_MIN {
+                if self.buf.len() - self.start > STREAM_MIN {
                     self.start_stream()
                 } else {
                     Ok(())
@@ -270,8 +274,9 @@ impl Stream<'_> {
             }
         };
         if let Some((key, piece)) = job {
-            let frame = self.own.compress(&piece);
-            self.shared.done(key, frame, piece);
+            // This thread's own failure stops the document at once.
+            let frame = self.own.compress(&piece)?;
+            self.shared.done(key, Ok(frame), piece);
         }
         Ok(())
     }
@@ -284,10 +289,14 @@ impl Stream<'_> {
             let frame = self.own.compress(&piece);
             self.shared.done(key, frame, piece);
         }
+        // Every helper is joined before any error is given, so that none is left to the
+        // scope's own join.
+        let mut panicked = false;
         for worker in std::mem::take(&mut self.workers) {
-            worker
-                .join()
-                .map_err(|_| io::Error::other("a compressing thread panicked"))?;
+            panicked |= worker.join().is_err();
+        }
+        if panicked {
+            return Err(io::Error::other("a compressing thread panicked"));
         }
         let mut board = self.shared.board();
         if let Some(why) = board.failed.take() {
@@ -378,11 +387,16 @@ impl Shared {
     }
 }
 
-/// One thread's Zstandard compressor, made at its first piece and kept for the rest.
+/// One thread's Zstandard compressor and the room it compresses into, made at its first
+/// piece and kept for the rest.
 struct Frames {
     level: i32,
     #[cfg(feature = "zstd")]
     compressor: Option<zstd::bulk::Compressor<'static>>,
+    /// Room for the largest frame a piece can make; each frame is kept as an exact copy, so
+    /// that the frames held until the body is put together take what they compressed to.
+    #[cfg(feature = "zstd")]
+    scratch: Vec<u8>,
 }
 
 impl Frames {
@@ -391,6 +405,8 @@ impl Frames {
             level,
             #[cfg(feature = "zstd")]
             compressor: None,
+            #[cfg(feature = "zstd")]
+            scratch: Vec::new(),
         }
     }
 
@@ -403,7 +419,14 @@ impl Frames {
                 .compressor
                 .insert(zstd::bulk::Compressor::new(self.level)?),
         };
-        compressor.compress(piece)
+        self.scratch
+            .resize(zstd::zstd_safe::compress_bound(piece.len()), 0);
+        let made = compressor.compress_to_buffer(piece, &mut self.scratch[..])?;
+        let frame = self
+            .scratch
+            .get(..made)
+            .ok_or_else(|| io::Error::other("zstd wrote past its bound"))?;
+        Ok(frame.to_vec())
     }
 
     /// Without zstd no piece is made ([`Compressing::new`] makes no stream).
@@ -511,7 +534,7 @@ mod tests {
 
     #[test]
     fn a_small_document_stays_in_the_buffer_to_be_compressed_whole() {
-        let doc = document(STREAM_MIN - 1);
+        let doc = document(STREAM_MIN);
         let (buf, compressed) = write(b"toc", &doc, 4);
         assert!(!compressed);
         assert_eq!(&buf[..8], b"HEAD:toc");

@@ -8,23 +8,34 @@
 //! frame that does not decompress to exactly the size it records is [`Error::Malformed`],
 //! never a part left short.
 
+#[cfg(feature = "zstd")]
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::{Error, Result};
-use crate::threads;
+#[cfg(feature = "zstd")]
+use super::compressing::PIECE;
+use crate::error::Result;
+#[cfg(feature = "zstd")]
+use crate::{error::Error, threads};
 
 /// The frames of `stream` with their recorded sizes, when there are two or more, every one
-/// records its size and the sizes add up to `total`; otherwise `None`.
+/// records a size of at least a byte and the sizes add up to `total`; otherwise `None`. No
+/// more frames are taken than the writer makes of `total` bytes (the pieces of the part
+/// before the document and of the document), so that a forged stream of empty or skippable
+/// frames cannot make the list, or the jobs after it, large.
 #[cfg(feature = "zstd")]
 fn frames(stream: &[u8], total: usize) -> Option<Vec<(&[u8], usize)>> {
+    let most = total / PIECE + 2;
     let mut frames = Vec::new();
     let mut rest = stream;
     let mut sum = 0usize;
     while !rest.is_empty() {
+        if frames.len() == most {
+            return None;
+        }
         let len = zstd::zstd_safe::find_frame_compressed_size(rest).ok()?;
-        let (frame, after) = rest.split_at_checked(len)?;
+        let (frame, after) = rest.split_at_checked(len).filter(|_| len > 0)?;
         let size = zstd::zstd_safe::get_frame_content_size(frame).ok()??;
-        let size = usize::try_from(size).ok()?;
+        let size = usize::try_from(size).ok().filter(|&size| size > 0)?;
         sum = sum.checked_add(size).filter(|&sum| sum <= total)?;
         frames.push((frame, size));
         rest = after;
@@ -125,8 +136,9 @@ mod tests {
 
     #[test]
     fn frames_that_record_their_sizes_decompress_the_same_on_any_number_of_threads() {
-        let body = body(700_001);
-        let compressed = recorded(&body, &pieces(&body, 65_536));
+        // Four frames, as the writer cuts them; the last one short.
+        let body = body(3 * PIECE + 1);
+        let compressed = recorded(&body, &pieces(&body, PIECE));
         let zstd = Compression::Zstd { level: 0 };
         for threads in [1, 2, 3, 8] {
             assert_eq!(
@@ -141,8 +153,8 @@ mod tests {
 
     #[test]
     fn a_stream_that_cannot_be_split_is_left_to_the_whole_decompression() {
-        let body = body(300_000);
-        let stream = pieces(&body, 100_000);
+        let body = body(3 * PIECE);
+        let stream = pieces(&body, PIECE);
         assert_eq!(frames(&stream, body.len()).map(|f| f.len()), Some(3));
         // Sizes that do not add up to the recorded length, one frame, a frame without its
         // size (zstd's streaming encoder does not know it), damage in the frames' headers.
@@ -159,7 +171,7 @@ mod tests {
             zstd::zstd_safe::get_frame_content_size(&no_size),
             Ok(None)
         ));
-        no_size.extend_from_slice(&pieces(&body[1000..], 100_000));
+        no_size.extend_from_slice(&pieces(&body[1000..], PIECE));
         assert!(frames(&no_size, body.len()).is_none());
         let zstd = Compression::Zstd { level: 0 };
         assert_eq!(
@@ -170,15 +182,46 @@ mod tests {
         assert!(frames(&stream[..stream.len() - 1], body.len()).is_none());
     }
 
+    /// A forged stream of many empty frames (or skippable ones, which record no size) before
+    /// the one that holds the body is not split: the list of frames stays small, and the
+    /// whole decompression reads it as it always did.
+    #[test]
+    fn empty_or_skippable_frames_are_not_split() {
+        let body = body(2_000);
+        let empty = zstd::bulk::compress(b"", 1).unwrap();
+        // A skippable frame (RFC 8878, 3.1.2): magic 0x184D2A50, a length, then that many bytes.
+        let skippable = [0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0];
+        let zstd = Compression::Zstd { level: 0 };
+        for filler in [&empty[..], &skippable[..]] {
+            let mut stream = Vec::new();
+            for _ in 0..10_000 {
+                stream.extend_from_slice(filler);
+            }
+            stream.extend_from_slice(&zstd::bulk::compress(&body, 1).unwrap());
+            assert!(frames(&stream, body.len()).is_none());
+            let whole = zstd.decompress(&recorded(&body, &stream), 1 << 30, 4);
+            assert_eq!(whole.unwrap(), body);
+        }
+        // More frames than pieces of the body could make.
+        let tiny = pieces(&body, 100);
+        assert!(frames(&tiny, body.len()).is_none());
+        assert_eq!(
+            zstd.decompress(&recorded(&body, &tiny), 1 << 30, 4)
+                .unwrap(),
+            body
+        );
+    }
+
     /// Damage inside a frame is `Malformed` on every thread count, never a panic or a part
     /// left as zeros.
     #[test]
     fn a_damaged_frame_is_malformed() {
-        let body = body(400_000);
-        let stream = pieces(&body, 100_000);
+        let body = body(2 * PIECE + 5);
+        let stream = pieces(&body, PIECE);
+        assert_eq!(frames(&stream, body.len()).map(|f| f.len()), Some(3));
         let zstd = Compression::Zstd { level: 0 };
         let mut found = 0;
-        for at in (20..stream.len()).step_by(997) {
+        for at in (20..stream.len()).step_by(stream.len() / 150) {
             let mut damaged = stream.clone();
             damaged[at] ^= 0x5a;
             for threads in [1, 4] {

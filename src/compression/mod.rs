@@ -13,7 +13,7 @@
 //! file larger than an uncompressed one by more than nothing; except a document of more than
 //! 1 MiB that Zstandard compresses as it is encoded, 512 KiB at a time on the manager's threads
 //! (`compressing.rs`): it stays compressed, and a part that does not shrink is stored as it is,
-//! 3 bytes longer per 128 KiB.
+//! 3 bytes longer per 128 KiB and about 9 per 512 KiB frame.
 //!
 //! # Limits on decompression
 //!

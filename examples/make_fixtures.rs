@@ -175,8 +175,19 @@ fn format2(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         ("mementos", Codec::MessagePack, Seal::Plain, none),
         ("v3", Codec::Json, Seal::Plain, Compression::Lz4),
         ("v3", Codec::MessagePack, Seal::Aes, Compression::Lz4),
-        ("v3", Codec::Json, Seal::Hmac, Compression::zstd()),
-        ("v3", Codec::MessagePack, Seal::Aes, Compression::zstd()),
+        // Level 3: what `Compression::zstd()` was when these were written.
+        (
+            "v3",
+            Codec::Json,
+            Seal::Hmac,
+            Compression::Zstd { level: 3 },
+        ),
+        (
+            "v3",
+            Codec::MessagePack,
+            Seal::Aes,
+            Compression::Zstd { level: 3 },
+        ),
         // Needs the `bitcode` feature too.
         ("v3", Codec::Bitcode, Seal::Aes, none),
     ];
@@ -269,7 +280,7 @@ fn format3(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
         tmp.path(),
         Codec::MessagePack,
         Seal::Aes,
-        Compression::zstd(),
+        Compression::Zstd { level: 3 },
     )?;
     let mut snapshot: Snapshot = manager
         .snapshot()

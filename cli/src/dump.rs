@@ -34,7 +34,7 @@
 //!   given a key writes an integrity-only file again (readable, with an HMAC-SHA256 tag)
 //!   instead of an encrypted one. Absent for other files.
 //! - `compression` is `"lz4"` or `"zstd"` for a file with a compressed body (format version 2);
-//!   `pack` compresses again (Zstandard at its default level 3). Absent for other files.
+//!   `pack` compresses again (Zstandard at its default level, 1). Absent for other files.
 //! - `memento_versions` holds the memento versions other than 1 (format version 2), by id;
 //!   `pack` writes them back. Absent when every memento is at version 1 (as in every file of
 //!   format version 1).

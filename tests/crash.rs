@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use common::{SIM_DIR, expected_game, game_snapshot, restore_game, sim_manager};
 use savegame::storage::{Fault, FaultKind, FaultMode, Op, SimFs};
-use savegame::{Error, SaveLoadManager, SlotId};
+use savegame::{Compression, Error, SaveLoadManager, SlotId};
 
 const SLOT: SlotId = SlotId::Numbered(1);
 const ENTITIES: usize = 40;
@@ -74,23 +74,33 @@ fn save_generations(manager: &SaveLoadManager, count: u64) {
 /// `new` the seed of the save that was being written.
 /// The manager a game over `fs` makes after a crash: the same settings as before it.
 fn manager_after(fs: &SimFs, backups: u32) -> SaveLoadManager {
+    compressing_manager_after(fs, backups, Compression::None)
+}
+
+/// The same, compressing its saves with `compression`.
+fn compressing_manager_after(
+    fs: &SimFs,
+    backups: u32,
+    compression: Compression,
+) -> SaveLoadManager {
     SaveLoadManager::builder()
         .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
         .key(common::key())
         .backups(backups)
+        .compression(compression)
         .build()
         .unwrap()
 }
 
 fn check_image(
     fs: &SimFs,
-    backups: u32,
+    (backups, compression): (u32, Compression),
     old: Option<(u64, &[u8])>,
     new: (u64, &[u8]),
     committed: bool,
     entities: usize,
 ) {
-    let manager = manager_after(fs, backups);
+    let manager = compressing_manager_after(fs, backups, compression);
     match manager.load(SLOT) {
         Ok(loaded) => {
             let bytes = file(fs, &loaded.report.path).expect("the loaded file exists");
@@ -143,8 +153,25 @@ fn crash_at_every_point_of(
     entities: usize,
     new_save: NewSave,
 ) -> usize {
+    crash_at_every_point_compressed(
+        earlier_saves,
+        backups,
+        entities,
+        new_save,
+        Compression::None,
+    )
+}
+
+/// [`crash_at_every_point_of`] with a manager that compresses its saves with `compression`.
+fn crash_at_every_point_compressed(
+    earlier_saves: u64,
+    backups: u32,
+    entities: usize,
+    new_save: NewSave,
+    compression: Compression,
+) -> usize {
     let fs = SimFs::new();
-    let manager = manager_after(&fs, backups);
+    let manager = compressing_manager_after(&fs, backups, compression);
     save_generations(&manager, earlier_saves);
     let old = file(&fs, &primary());
     let start = fs.op_count();
@@ -158,7 +185,7 @@ fn crash_at_every_point_of(
             let old = old.as_deref().map(|b| (earlier_saves, b));
             check_image(
                 &image.fs,
-                backups,
+                (backups, compression),
                 old,
                 (new_seed, &new),
                 after == end,
@@ -208,6 +235,25 @@ fn io_faults_at_every_operation_of_a_save_written_as_it_is_encoded_keep_the_prev
 #[test]
 fn a_crash_during_a_state_save_written_as_it_is_encoded_leaves_the_old_save_or_the_new_one() {
     assert!(crash_at_every_point_of(1, 2, STREAMED, state_save) > 40);
+}
+
+/// A Zstandard save of a document over 1 MiB, compressed 512 KiB at a time on the manager's
+/// threads and then sealed and written whole: a crash at any point of it leaves the old save
+/// or the new one, and the backups whole.
+#[cfg(feature = "zstd")]
+#[test]
+fn a_crash_during_a_compressed_save_leaves_the_old_save_or_the_new_one() {
+    let probe = compressing_manager_after(&SimFs::new(), 2, Compression::zstd());
+    // A world of over 1 MiB encoded.
+    let entities = 20_000;
+    let document = game_snapshot(&probe, 2, entities).encoded_len();
+    assert!(
+        document > 1 << 20,
+        "{document}: compressed whole, not in pieces"
+    );
+    let images =
+        crash_at_every_point_compressed(1, 2, entities, snapshot_save, Compression::zstd());
+    assert!(images > 40, "{images}");
 }
 
 /// Faults at every operation of a `save_state` written as it is encoded.
@@ -277,7 +323,7 @@ fn crash_over_the_spare(earlier_saves: u64, backups: u32) -> usize {
             let old = old.as_deref().map(|b| (earlier_saves, b));
             check_image(
                 &image.fs,
-                backups,
+                (backups, Compression::None),
                 old,
                 (new_seed, &new),
                 after == end,

@@ -256,6 +256,14 @@ fn a_crash_during_a_compressed_save_leaves_the_old_save_or_the_new_one() {
     assert!(images > 40, "{images}");
 }
 
+/// ENOSPC and EIO at every operation of a Zstandard save in pieces (a world of over 1 MiB
+/// encoded): the typed error, the previous save, no temporary file, and the next save.
+#[cfg(feature = "zstd")]
+#[test]
+fn io_faults_at_every_operation_of_a_compressed_save_keep_the_previous_save() {
+    io_faults_at_every_operation_compressed(1, 20_000, snapshot_save, Compression::zstd());
+}
+
 /// Faults at every operation of a `save_state` written as it is encoded.
 #[test]
 fn io_faults_at_every_operation_of_a_state_save_written_as_it_is_encoded_keep_the_previous_save() {
@@ -581,20 +589,46 @@ fn io_faults_at_every_operation(earlier: u64, entities: usize) {
 }
 
 fn io_faults_at_every_operation_of(earlier: u64, entities: usize, new_save: NewSave) {
+    io_faults_at_every_operation_compressed(earlier, entities, new_save, Compression::None);
+}
+
+/// The manager of the fault tests over `fs` (`common::sim_manager`), compressing its saves
+/// with `compression`.
+fn fault_manager(fs: &SimFs, compression: Compression) -> SaveLoadManager {
+    match compression {
+        Compression::None => sim_manager(fs),
+        _ => SaveLoadManager::builder()
+            .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
+            .codec(savegame::Codec::MessagePack)
+            .key(common::key())
+            .compression(compression)
+            .build()
+            .unwrap(),
+    }
+}
+
+/// [`io_faults_at_every_operation_of`] with a manager that compresses its saves.
+fn io_faults_at_every_operation_compressed(
+    earlier: u64,
+    entities: usize,
+    new_save: NewSave,
+    compression: Compression,
+) {
     // How many operations a save over `earlier` saves takes.
     let probe = SimFs::new();
-    let probe_manager = sim_manager(&probe);
+    let probe_manager = fault_manager(&probe, compression);
     save_generations(&probe_manager, earlier);
     let start = probe.op_count();
     new_save(&probe_manager, earlier + 1, entities).unwrap();
     let save_ops = probe.op_count() - start;
     assert!(save_ops >= 7, "{:?}", probe.ops());
-    // A save of several segments writes its header and first segment last, in place.
+    // A save of several segments writes its header and first segment last, in place; a
+    // compressed one is sealed whole first.
     assert_eq!(
         probe.ops()[start..]
             .iter()
             .any(|op| matches!(op, Op::WriteAt { .. })),
-        entities == STREAMED,
+        entities == STREAMED && compression == Compression::None,
         "{:?}",
         &probe.ops()[start..]
     );
@@ -613,7 +647,7 @@ fn io_faults_at_every_operation_of(earlier: u64, entities: usize, new_save: NewS
         for kind in [FaultKind::NoSpace, FaultKind::Io] {
             for mode in [FaultMode::Once, FaultMode::FromThenOn] {
                 let fs = SimFs::new();
-                let manager = sim_manager(&fs);
+                let manager = fault_manager(&fs, compression);
                 save_generations(&manager, earlier);
                 let old = file(&fs, &primary()).unwrap();
                 let known: Vec<Vec<u8>> = fs.files().into_values().collect();

@@ -83,9 +83,7 @@ fn compressing_manager_after(
     backups: u32,
     compression: Compression,
 ) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
-        .key(common::key())
+    common::sim_builder(fs)
         .backups(backups)
         .compression(compression)
         .build()
@@ -595,16 +593,11 @@ fn io_faults_at_every_operation_of(earlier: u64, entities: usize, new_save: NewS
 /// The manager of the fault tests over `fs` (`common::sim_manager`), compressing its saves
 /// with `compression`.
 fn fault_manager(fs: &SimFs, compression: Compression) -> SaveLoadManager {
-    match compression {
-        Compression::None => sim_manager(fs),
-        _ => SaveLoadManager::builder()
-            .storage(savegame::storage::FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
-            .codec(savegame::Codec::MessagePack)
-            .key(common::key())
-            .compression(compression)
-            .build()
-            .unwrap(),
-    }
+    common::sim_builder(fs)
+        .codec(savegame::Codec::MessagePack)
+        .compression(compression)
+        .build()
+        .unwrap()
 }
 
 /// [`io_faults_at_every_operation_of`] with a manager that compresses its saves.

@@ -7,18 +7,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{SIM_DIR, dir_manager, key};
+use common::dir_manager;
 use savegame::migrate::Migrations;
-use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
+use savegame::storage::{Fault, FaultKind, FaultMode, SimFs};
 use savegame::{Error, SaveLoadManager, SlotId, StoreOptions};
 use savegame_testkit::kill::{self, KillLoop};
 
 fn sim_manager(fs: &SimFs) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .storage(FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
-        .key(key())
-        .build()
-        .unwrap()
+    common::sim_builder(fs).build().unwrap()
 }
 
 #[test]

@@ -10,19 +10,22 @@ use std::path::Path;
 
 use game::{Player, World};
 use savegame::storage::{FsStorage, SimFs};
-use savegame::{Codec, SaveLoadManager, Snapshot};
+use savegame::{Codec, ManagerBuilder, SaveLoadManager, Snapshot};
 
 /// The folder crash tests put their saves in, inside a [`SimFs`].
 pub const SIM_DIR: &str = "/saves";
 
-/// A manager over a simulated file system, MessagePack, encrypted, one backup.
-pub fn sim_manager(fs: &SimFs) -> SaveLoadManager {
+/// A builder over a simulated file system ([`SIM_DIR`] in `fs`), encrypted with the test key,
+/// and otherwise the defaults: for the tests that vary one setting of [`sim_manager`]'s.
+pub fn sim_builder(fs: &SimFs) -> ManagerBuilder {
     SaveLoadManager::builder()
         .storage(FsStorage::with_file_system(SIM_DIR, fs.clone()).unwrap())
-        .codec(Codec::MessagePack)
         .key(key())
-        .build()
-        .unwrap()
+}
+
+/// A manager over a simulated file system, MessagePack, encrypted, one backup.
+pub fn sim_manager(fs: &SimFs) -> SaveLoadManager {
+    sim_builder(fs).codec(Codec::MessagePack).build().unwrap()
 }
 
 /// A manager over a real folder, MessagePack, encrypted, one backup.

@@ -456,16 +456,10 @@ mod tests {
     use std::io::Write;
 
     use super::*;
+    use crate::compression::sample;
     use crate::threads::refusal::{refusing, refusing_only};
 
     const ZSTD: Compression = Compression::Zstd { level: 1 };
-
-    /// A document of `len` bytes, compressible but not regular.
-    fn document(len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 29) as u8 ^ (i / 4096) as u8)
-            .collect()
-    }
 
     /// `buf` holds a header of 5 bytes, then a body: a head of `head` bytes and the document,
     /// written in uneven pieces through [`Compressing`] on `threads` threads. Returns the
@@ -500,8 +494,8 @@ mod tests {
     fn a_large_document_is_the_same_bytes_on_any_number_of_threads_and_reads_back() {
         // Over the streaming length, not a whole number of pieces, and a head of more than
         // one piece (a delta's preamble and a large table of contents).
-        let doc = document(5 * PIECE + 12_345);
-        let head = document(PIECE + 99);
+        let doc = sample(5 * PIECE + 12_345);
+        let head = sample(PIECE + 99);
         let (one, compressed) = write(&head, &doc, 1);
         assert!(compressed);
         assert!(one.len() < (head.len() + doc.len()) / 2, "{}", one.len());
@@ -517,7 +511,7 @@ mod tests {
 
     #[test]
     fn with_no_helper_to_be_had_the_encoding_thread_compresses_every_piece() {
-        let doc = document(3 * PIECE + 1);
+        let doc = sample(3 * PIECE + 1);
         let (with, _) = write(b"toc", &doc, 4);
         let ((without, compressed), refused) = refusing(|| write(b"toc", &doc, 4));
         assert!(compressed);
@@ -534,7 +528,7 @@ mod tests {
 
     #[test]
     fn a_small_document_stays_in_the_buffer_to_be_compressed_whole() {
-        let doc = document(STREAM_MIN);
+        let doc = sample(STREAM_MIN);
         let (buf, compressed) = write(b"toc", &doc, 4);
         assert!(!compressed);
         assert_eq!(&buf[..8], b"HEAD:toc");
@@ -545,7 +539,7 @@ mod tests {
     /// around them returns (a helper left waiting would hang this test).
     #[test]
     fn an_abandoned_document_lets_its_helpers_end() {
-        let doc = document(4 * PIECE);
+        let doc = sample(4 * PIECE);
         let mut buf = Vec::new();
         std::thread::scope(|scope| {
             let mut out = Compressing::new(&mut buf, ZSTD, 4, scope).unwrap();

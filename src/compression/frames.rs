@@ -111,19 +111,13 @@ fn damaged(e: std::io::Error) -> Error {
 #[cfg(all(test, feature = "zstd"))]
 mod tests {
     use super::*;
-    use crate::compression::Compression;
+    use crate::compression::{Compression, sample};
     use crate::threads::refusal::refusing;
 
     /// `body` cut into `pieces`-byte frames that record their sizes, laid end to end.
     fn pieces(body: &[u8], piece: usize) -> Vec<u8> {
         body.chunks(piece)
             .flat_map(|p| zstd::bulk::compress(p, 1).unwrap())
-            .collect()
-    }
-
-    fn body(len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 29) as u8 ^ (i / 999) as u8)
             .collect()
     }
 
@@ -137,7 +131,7 @@ mod tests {
     #[test]
     fn frames_that_record_their_sizes_decompress_the_same_on_any_number_of_threads() {
         // Four frames, as the writer cuts them; the last one short.
-        let body = body(3 * PIECE + 1);
+        let body = sample(3 * PIECE + 1);
         let compressed = recorded(&body, &pieces(&body, PIECE));
         let zstd = Compression::Zstd { level: 0 };
         for threads in [1, 2, 3, 8] {
@@ -153,7 +147,7 @@ mod tests {
 
     #[test]
     fn a_stream_that_cannot_be_split_is_left_to_the_whole_decompression() {
-        let body = body(3 * PIECE);
+        let body = sample(3 * PIECE);
         let stream = pieces(&body, PIECE);
         assert_eq!(frames(&stream, body.len()).map(|f| f.len()), Some(3));
         // Sizes that do not add up to the recorded length, one frame, a frame without its
@@ -187,7 +181,7 @@ mod tests {
     /// whole decompression reads it as it always did.
     #[test]
     fn empty_or_skippable_frames_are_not_split() {
-        let body = body(2_000);
+        let body = sample(2_000);
         let empty = zstd::bulk::compress(b"", 1).unwrap();
         // A skippable frame (RFC 8878, 3.1.2): magic 0x184D2A50, a length, then that many bytes.
         let skippable = [0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0];
@@ -216,7 +210,7 @@ mod tests {
     /// left as zeros.
     #[test]
     fn a_damaged_frame_is_malformed() {
-        let body = body(2 * PIECE + 5);
+        let body = sample(2 * PIECE + 5);
         let stream = pieces(&body, PIECE);
         assert_eq!(frames(&stream, body.len()).map(|f| f.len()), Some(3));
         let zstd = Compression::Zstd { level: 0 };

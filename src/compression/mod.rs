@@ -295,6 +295,14 @@ fn disabled(compression: Compression) -> Error {
     }
 }
 
+/// `len` bytes that compress but are not regular, for the tests of the pieces and frames.
+#[cfg(all(test, feature = "zstd"))]
+fn sample(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 29) as u8 ^ (i / 4096) as u8)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,8 @@
 //! The race of compactions runs for 3 seconds by default, and on a slow machine for as long as
 //! the threads take to make more than 50 saves and the loaders 10 loads; set
 //! `SAVEGAME_RACE_SECS` for a longer run. The race of recycled files runs 100,000 loads,
-//! however long they take.
+//! however long they take, and its twin over Zstandard saves in pieces (with the `zstd`
+//! feature) 200 loads of a larger base.
 
 mod common;
 
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use common::game::Rng;
 use common::{key, rerun_self};
-use savegame::{SaveLoadManager, SlotId};
+use savegame::{Compression, SaveLoadManager, SlotId};
 
 const TEST: &str = "a_load_during_a_compaction_never_returns_a_state_older_than_a_returned_save";
 const CHILD_DIR: &str = "SAVEGAME_RACE_CHILD_DIR";
@@ -308,23 +309,58 @@ fn a_load_during_a_compaction_never_returns_a_state_older_than_a_returned_save()
 // ---- 100,000 loads beside saving threads and processes (R10). ----
 
 const QUIET: &str = "a_load_beside_saving_threads_and_processes_never_reports_damage";
-/// How many loads the loaders make between them, however long that takes.
-const LOADS: u64 = 100_000;
+#[cfg(feature = "zstd")]
+const QUIET_ZSTD: &str = "a_load_beside_zstd_saves_in_pieces_never_reports_damage";
 const LOADERS: u64 = 2;
 const QUIET_THREADS: usize = 2;
 const QUIET_WRITERS: usize = QUIET_THREADS + 2;
 
-/// The managers of the race of recycled files: two backups, so a full save writes over the
-/// file the rotation before the last one dropped; a base of about 3 KB, compacted with the
-/// deltas every three or four of them.
-fn quiet_manager(dir: &Path) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .directory(dir)
-        .key(key())
-        .backups(2)
-        .compact_at(20)
-        .build()
-        .unwrap()
+/// One race of loads beside saving threads and processes.
+#[derive(Clone, Copy)]
+struct Race {
+    /// The test that runs it, which its child writers are started as.
+    test: &'static str,
+    /// How many loads the loaders make between them, however long that takes.
+    loads: u64,
+    /// How many numbers pad the first save.
+    padding: u64,
+    compression: Compression,
+}
+
+/// The race of recycled files: 100,000 loads of a base of about 3 KB.
+const PLAIN_RACE: Race = Race {
+    test: QUIET,
+    loads: 100_000,
+    padding: 300,
+    compression: Compression::None,
+};
+
+/// The same race over saves compressed with Zstandard in pieces on the manager's threads: a
+/// base whose document (about 1.4 MB of MessagePack) is past the length at which a document
+/// is cut into pieces, so that every full save and compaction compresses in pieces, and every
+/// load decompresses them.
+#[cfg(feature = "zstd")]
+const ZSTD_RACE: Race = Race {
+    test: QUIET_ZSTD,
+    loads: 200,
+    padding: 300_000,
+    compression: Compression::Zstd { level: 1 },
+};
+
+impl Race {
+    /// The managers of the race: two backups, so a full save writes over the file the
+    /// rotation before the last one dropped; deltas compacted with the base every three or
+    /// four of them (the plain race's base is about 3 KB).
+    fn manager(&self, dir: &Path) -> SaveLoadManager {
+        SaveLoadManager::builder()
+            .directory(dir)
+            .key(key())
+            .backups(2)
+            .compact_at(20)
+            .compression(self.compression)
+            .build()
+            .unwrap()
+    }
 }
 
 /// The file whose existence tells child writers to stop.
@@ -386,10 +422,10 @@ impl Problems {
 
 /// One loader's share of the loads: every report of damage, and every counter older than
 /// its writer's save that returned before the load began.
-fn quiet_loads(dir: &Path, published: &[AtomicU64]) -> Problems {
-    let manager = quiet_manager(dir);
+fn quiet_loads(race: Race, dir: &Path, published: &[AtomicU64]) -> Problems {
+    let manager = race.manager(dir);
     let mut problems = Problems::default();
-    for _ in 0..LOADS / LOADERS {
+    for _ in 0..race.loads / LOADERS {
         let expected = published_all(dir, published);
         let loaded = match manager.load(SLOT) {
             Ok(loaded) => loaded,
@@ -422,18 +458,29 @@ fn quiet_loads(dir: &Path, published: &[AtomicU64]) -> Problems {
 
 #[test]
 fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
+    quiet_race(PLAIN_RACE);
+}
+
+#[test]
+#[cfg(feature = "zstd")]
+fn a_load_beside_zstd_saves_in_pieces_never_reports_damage() {
+    quiet_race(ZSTD_RACE);
+}
+
+/// Runs `race`, or, in a child writer of it, that writer's loop.
+fn quiet_race(race: Race) {
     if let (Ok(dir), Ok(writer)) = (std::env::var(CHILD_DIR), std::env::var(CHILD_WRITER)) {
         let dir = PathBuf::from(dir);
         let writer: usize = writer.parse().unwrap();
         let go_on = || !stop_file(&dir).exists();
-        write_while(&quiet_manager(&dir), &dir, writer, 2, go_on, |c| {
+        write_while(&race.manager(&dir), &dir, writer, 2, go_on, |c| {
             publish_to_file(&dir, writer, c);
         });
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    first_save_of(&quiet_manager(&dir), QUIET_WRITERS, 300);
+    first_save_of(&race.manager(&dir), QUIET_WRITERS, race.padding);
     let stop = Arc::new(AtomicBool::new(false));
     let published: Arc<Vec<AtomicU64>> =
         Arc::new((0..QUIET_THREADS).map(|_| AtomicU64::new(0)).collect());
@@ -447,7 +494,7 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
                 (CHILD_DIR, dir.to_str().unwrap()),
                 (CHILD_WRITER, &writer.to_string()),
             ];
-            rerun_self(QUIET, &env)
+            rerun_self(race.test, &env)
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap()
@@ -458,7 +505,7 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
             let (dir, published, stop) = (dir.clone(), Arc::clone(&published), Arc::clone(&stop));
             std::thread::spawn(move || {
                 let go_on = || !stop.load(Ordering::SeqCst);
-                write_while(&quiet_manager(&dir), &dir, writer, 2, go_on, |c| {
+                write_while(&race.manager(&dir), &dir, writer, 2, go_on, |c| {
                     published[writer].store(c, Ordering::SeqCst);
                 })
             })
@@ -474,7 +521,7 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
     let loaders: Vec<_> = (0..LOADERS)
         .map(|_| {
             let (dir, published) = (dir.clone(), Arc::clone(&published));
-            std::thread::spawn(move || quiet_loads(&dir, &published))
+            std::thread::spawn(move || quiet_loads(race, &dir, &published))
         })
         .collect();
     let mut problems = Problems::default();
@@ -495,8 +542,9 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
         assert!(child.wait().unwrap().success(), "a child writer failed");
     }
     eprintln!(
-        "{LOADS} loads in {took:.1?} beside {} saves by {QUIET_THREADS} threads and {} \
+        "{} loads in {took:.1?} beside {} saves by {QUIET_THREADS} threads and {} \
          processes: {} fallbacks to a backup, {} journal problems, {} errors, {} stale",
+        race.loads,
         during.iter().sum::<u64>(),
         QUIET_WRITERS - QUIET_THREADS,
         problems.fallbacks,
@@ -510,8 +558,9 @@ fn a_load_beside_saving_threads_and_processes_never_reports_damage() {
     );
     assert!(
         problems.total() == 0,
-        "{} of {LOADS} loads in a folder never damaged went wrong ({problems:?})",
+        "{} of {} loads in a folder never damaged went wrong ({problems:?})",
         problems.total(),
+        race.loads,
     );
 }
 

@@ -387,16 +387,11 @@ impl Shared {
     }
 }
 
-/// One thread's Zstandard compressor and the room it compresses into, made at its first
-/// piece and kept for the rest.
+/// One thread's Zstandard compressor, made at its first piece and kept for the rest.
 struct Frames {
     level: i32,
     #[cfg(feature = "zstd")]
     compressor: Option<zstd::bulk::Compressor<'static>>,
-    /// Room for the largest frame a piece can make; each frame is kept as an exact copy, so
-    /// that the frames held until the body is put together take what they compressed to.
-    #[cfg(feature = "zstd")]
-    scratch: Vec<u8>,
 }
 
 impl Frames {
@@ -405,12 +400,13 @@ impl Frames {
             level,
             #[cfg(feature = "zstd")]
             compressor: None,
-            #[cfg(feature = "zstd")]
-            scratch: Vec::new(),
         }
     }
 
-    /// `piece` as one Zstandard frame.
+    /// `piece` as one Zstandard frame, compressed into room for the largest frame it can make
+    /// and then given back the room it did not use, so that the frames held until the body is
+    /// put together take what they compressed to. (glibc's allocator shrinks a block in place:
+    /// there the frame is not copied to be kept.)
     #[cfg(feature = "zstd")]
     fn compress(&mut self, piece: &[u8]) -> io::Result<Vec<u8>> {
         let compressor = match &mut self.compressor {
@@ -419,14 +415,10 @@ impl Frames {
                 .compressor
                 .insert(zstd::bulk::Compressor::new(self.level)?),
         };
-        self.scratch
-            .resize(zstd::zstd_safe::compress_bound(piece.len()), 0);
-        let made = compressor.compress_to_buffer(piece, &mut self.scratch[..])?;
-        let frame = self
-            .scratch
-            .get(..made)
-            .ok_or_else(|| io::Error::other("zstd wrote past its bound"))?;
-        Ok(frame.to_vec())
+        let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(piece.len()));
+        compressor.compress_to_buffer(piece, &mut frame)?;
+        frame.shrink_to_fit();
+        Ok(frame)
     }
 
     /// Without zstd no piece is made ([`Compressing::new`] makes no stream).

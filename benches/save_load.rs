@@ -633,8 +633,9 @@ fn protection(c: &mut Criterion) {
     group.finish();
 }
 
-/// Uncompressed, LZ4 and Zstandard (levels -3, -1, 1 and 3) on the 100,000-entity world, encrypted and
-/// fsync'd through the manager, MessagePack and JSON: size, save and load in one run.
+/// Uncompressed, LZ4 and Zstandard (levels -3, -1, 1 and 3) on the 100,000-entity world,
+/// encrypted and fsync'd through the manager, MessagePack and JSON: size, the peak heap of a
+/// save, and save and load times in one run.
 fn compression(c: &mut Criterion) {
     let world = World::generate(100_000, 1);
     let mut kinds = vec![("none", Compression::None)];
@@ -668,9 +669,12 @@ fn compression(c: &mut Criterion) {
         let plain = size(&managers[0].1);
         for (name, m) in &managers {
             let s = size(m);
+            let peak = ALLOC.peak_during(|| framework_save(m, "world", &world));
             eprintln!(
-                "compression/world-100k/{codec}+aes/{name}: {s} bytes, {:.3}x uncompressed",
-                s as f64 / plain as f64
+                "compression/world-100k/{codec}+aes/{name}: {s} bytes, {:.3}x uncompressed; \
+                 capture+save peak heap {:.2}x the uncompressed file",
+                s as f64 / plain as f64,
+                peak as f64 / plain as f64
             );
         }
         let mut group = c.benchmark_group(format!("compression/save/world-100k/{codec}+aes"));

@@ -12,7 +12,9 @@
 //!
 //! Format version 3 adds the `format3-*` files: the same schema-v3 state plain, encrypted and
 //! integrity-only, and `format3-v3-msgpack-zstd-pieces-aes.sav`, whose Zstandard body is many
-//! frames (a document over 1 MiB, compressed 512 KiB at a time).
+//! frames (a document over 1 MiB, compressed 512 KiB at a time), and
+//! `format3-v3-msgpack-zstd-pieces-streamed-aes.sav`, the same written as it is encoded (the
+//! table of contents in a frame of raw blocks before the document's frames).
 //!
 //! Fixtures are committed once and never regenerated: this program only writes files that do
 //! not exist yet. A new schema version adds its fixtures by running it again.
@@ -274,28 +276,36 @@ fn format3(out: &Path) -> Result<(), Box<dyn std::error::Error>> {
     }
     // A Zstandard body in pieces (needs the `zstd` feature): the same state and a `scenery`
     // memento of 1.6 MB that compresses well, so that the document passes the 1 MiB from
-    // which it is compressed 512 KiB at a time, each piece a frame of its own.
-    let tmp = tempfile::tempdir()?;
-    let manager = schema_v3_manager(
-        tmp.path(),
-        Codec::MessagePack,
-        Seal::Aes,
-        Compression::Zstd { level: 3 },
-    )?;
-    let mut snapshot: Snapshot = manager
-        .snapshot()
-        .with_label("fixture format 3 v3")
-        .with_app_version("3.1.0")
-        .with_playtime(Duration::from_secs(4000));
-    snapshot.capture_memento("player", &state.player)?;
-    snapshot.capture_memento("inventory", &state.inventory)?;
-    snapshot.capture_memento("world", &state.world)?;
-    snapshot.capture_memento("scenery", &scenery())?;
-    let report = manager.save(SlotId::Numbered(1), &snapshot)?;
-    write_new(
-        &out.join("format3-v3-msgpack-zstd-pieces-aes.sav"),
-        &std::fs::read(report.path)?,
-    )?;
+    // which it is compressed 512 KiB at a time, each piece a frame of its own. The first was
+    // sealed whole (before a Zstandard save was written as it is encoded), at level 3; the
+    // second is written as it is encoded, the table in a frame of raw blocks, at level 1.
+    for (name, level, version) in [
+        ("format3-v3-msgpack-zstd-pieces-aes.sav", 3, "3.1.0"),
+        (
+            "format3-v3-msgpack-zstd-pieces-streamed-aes.sav",
+            1,
+            "3.2.0",
+        ),
+    ] {
+        let tmp = tempfile::tempdir()?;
+        let manager = schema_v3_manager(
+            tmp.path(),
+            Codec::MessagePack,
+            Seal::Aes,
+            Compression::Zstd { level },
+        )?;
+        let mut snapshot: Snapshot = manager
+            .snapshot()
+            .with_label("fixture format 3 v3")
+            .with_app_version(version)
+            .with_playtime(Duration::from_secs(4000));
+        snapshot.capture_memento("player", &state.player)?;
+        snapshot.capture_memento("inventory", &state.inventory)?;
+        snapshot.capture_memento("world", &state.world)?;
+        snapshot.capture_memento("scenery", &scenery())?;
+        let report = manager.save(SlotId::Numbered(1), &snapshot)?;
+        write_new(&out.join(name), &std::fs::read(report.path)?)?;
+    }
     Ok(())
 }
 

@@ -96,8 +96,8 @@
 //!   the body (encrypted, authenticated or plain), a CRC32. The byte layout (format version 3;
 //!   files of versions 1 and 2 load forever) is in `docs/format.md` and at the top of the
 //!   `format` module. On the file system, a save (of a snapshot, or `save_state`), plain or
-//!   encrypted and uncompressed, is written as it is encoded, a 256 KiB segment at a time, so
-//!   it never holds its whole file in memory.
+//!   encrypted, uncompressed or Zstandard, is written as it is encoded, a 256 KiB segment at a
+//!   time, so it never holds its whole file in memory.
 //! - **Two kinds of version.** A save's schema version covers its whole document; each memento
 //!   also has a version of its own ([`Originator::memento_version`]). A load runs the
 //!   whole-document steps first, then each memento's own ([`Migrations::memento_step`]).

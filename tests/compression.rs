@@ -13,7 +13,7 @@ use savegame_testkit::{fixture_key, repo, versions::v3};
 const SLOT: SlotId = SlotId::Numbered(1);
 
 /// The compressed fixtures: `(file, compression, encrypted, authenticated)`.
-const FIXTURES: [(&str, &str, bool, bool); 5] = [
+const FIXTURES: [(&str, &str, bool, bool); 6] = [
     ("format2-v3-json-lz4-plain.sav", "lz4", false, false),
     ("format2-v3-msgpack-lz4-aes.sav", "lz4", true, false),
     ("format2-v3-json-zstd-hmac.sav", "zstd", false, true),
@@ -22,6 +22,13 @@ const FIXTURES: [(&str, &str, bool, bool); 5] = [
     // `scenery` memento beside the v3 state.
     (
         "format3-v3-msgpack-zstd-pieces-aes.sav",
+        "zstd",
+        true,
+        false,
+    ),
+    // The same, written as it is encoded: the table of contents in a frame of raw blocks.
+    (
+        "format3-v3-msgpack-zstd-pieces-streamed-aes.sav",
         "zstd",
         true,
         false,

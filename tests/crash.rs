@@ -236,8 +236,8 @@ fn a_crash_during_a_state_save_written_as_it_is_encoded_leaves_the_old_save_or_t
 }
 
 /// A Zstandard save of a document over 1 MiB, compressed 512 KiB at a time on the manager's
-/// threads and then sealed and written whole: a crash at any point of it leaves the old save
-/// or the new one, and the backups whole.
+/// threads, its frames sealed and written as they come: a crash at any point of it leaves the
+/// old save or the new one, and the backups whole.
 #[cfg(feature = "zstd")]
 #[test]
 fn a_crash_during_a_compressed_save_leaves_the_old_save_or_the_new_one() {
@@ -615,13 +615,14 @@ fn io_faults_at_every_operation_compressed(
     new_save(&probe_manager, earlier + 1, entities).unwrap();
     let save_ops = probe.op_count() - start;
     assert!(save_ops >= 7, "{:?}", probe.ops());
-    // A save of several segments writes its header and first segment last, in place; a
-    // compressed one is sealed whole first.
+    // A save of several segments writes its header and first segment last, in place, as does
+    // a Zstandard one; an LZ4 one is sealed whole first.
     assert_eq!(
         probe.ops()[start..]
             .iter()
             .any(|op| matches!(op, Op::WriteAt { .. })),
-        entities == STREAMED && compression == Compression::None,
+        (entities == STREAMED && compression == Compression::None)
+            || matches!(compression, Compression::Zstd { .. }),
         "{:?}",
         &probe.ops()[start..]
     );
@@ -1010,7 +1011,8 @@ struct Outcome {
     at: usize,
     /// A save that failed only at the fsync of its folder, after its file (whole, fsynced) was
     /// renamed into place: it is in place but not known to be durable, and loads until a
-    /// power cut takes it (the one failed save that may load; see the guide's guarantees, docs/guide/format.md).
+    /// power cut takes it (the one failed save that may load; see the guide's guarantees,
+    /// docs/guide/format.md).
     in_place: bool,
 }
 

@@ -19,7 +19,7 @@ const SLOT: SlotId = SlotId::Numbered(1);
 
 /// Every file in `fixtures/` and its checksum: fixtures are committed once and never change.
 /// `v<n>-*` are format version 1, `format2-*` format version 2, `format3-*` format version 3.
-const FIXTURES: [(&str, &str); 39] = [
+const FIXTURES: [(&str, &str); 40] = [
     ("format2-mementos-json-hmac.sav", "adfcfc319522b0ef"),
     ("format2-mementos-msgpack-plain.sav", "818f5b66034f8652"),
     ("format2-mementos.expected.json", "3092bce11d1eddc7"),
@@ -43,6 +43,10 @@ const FIXTURES: [(&str, &str); 39] = [
     ("format3-v3-msgpack-hmac.sav", "bebc06039dcde6be"),
     ("format3-v3-msgpack-plain.sav", "fa6cb4d133ffe2b1"),
     ("format3-v3-msgpack-zstd-pieces-aes.sav", "e1e806c173192421"),
+    (
+        "format3-v3-msgpack-zstd-pieces-streamed-aes.sav",
+        "c0714318a49109f8",
+    ),
     ("test-key.hex", "a87272cd93187afe"),
     ("v1-json-aes.sav", "e56f1b1cdc6475f9"),
     ("v1-json-plain.sav", "4ad357d85b157812"),

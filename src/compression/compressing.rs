@@ -151,28 +151,7 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
     /// Starts the stream with the document so far, taken out of the buffer (which keeps its
     /// room, for the compressed body), and the helper threads that compress its pieces.
     fn start_stream(&mut self) -> io::Result<()> {
-        let shared = Arc::new(Shared::default());
-        let mut workers = Vec::new();
-        for _ in 1..self.threads {
-            let theirs = Arc::clone(&shared);
-            let level = self.level;
-            let started = threads::scoped(self.scope, "savegame-compress", move || {
-                let mut frames = Frames::new(level);
-                while let Some((key, piece)) = theirs.next() {
-                    let frame = frames.compress(&piece);
-                    theirs.done(key, frame, piece);
-                }
-            });
-            // One that cannot be started leaves its share to the threads that were.
-            workers.extend(started);
-        }
-        let mut stream = Stream {
-            shared,
-            workers,
-            own: Frames::new(self.level),
-            piece: Vec::with_capacity(PIECE),
-            pieces: 0,
-        };
+        let mut stream = Stream::start(self.level, self.threads, self.scope, false);
         stream.write(&self.buf[self.start..])?;
         self.buf.truncate(self.start);
         self.stream = Some(stream);
@@ -206,6 +185,160 @@ impl io::Write for Compressing<'_, '_, '_> {
     }
 }
 
+/// Whether a document compressed with `compression` can be compressed in pieces as it is
+/// encoded and passed on in order ([`InPieces`]): Zstandard, in a build with it.
+pub(crate) fn in_pieces(compression: Compression) -> bool {
+    cfg!(feature = "zstd") && matches!(compression, Compression::Zstd { .. })
+}
+
+/// A document compressed in pieces as it is encoded, each piece's frame passed on to `out` in
+/// order as soon as it and every frame before it are made: how a save written as it is
+/// encoded (`format::frame::stream`) compresses, so that its frames are sealed and written
+/// while later pieces are still being encoded and compressed. The frames are those
+/// [`Compressing`] makes of the same document; only a few wait here at any time (those made
+/// ahead of an earlier one still being compressed).
+pub(crate) struct InPieces<'scope, W> {
+    out: W,
+    stream: Stream<'scope>,
+    /// The number of the next frame to pass on.
+    next: usize,
+    /// The document's length so far.
+    len: usize,
+    /// Why compressing or passing a frame on failed, if it did.
+    failed: Option<String>,
+}
+
+impl<'scope, W: io::Write> InPieces<'scope, W> {
+    /// A document passed on to `out` compressed by `compression` on up to `threads` threads
+    /// (this one among them, the others started in `scope`); `None` for anything but zstd in a
+    /// build with it.
+    pub(crate) fn new<'env>(
+        out: W,
+        compression: Compression,
+        threads: usize,
+        scope: &'scope Scope<'scope, 'env>,
+    ) -> Option<Self> {
+        let Compression::Zstd { level } = compression else {
+            return None;
+        };
+        if !in_pieces(compression) {
+            return None;
+        }
+        Some(InPieces {
+            out,
+            stream: Stream::start(level, threads, scope, true),
+            next: 0,
+            len: 0,
+            failed: None,
+        })
+    }
+
+    /// The document's length so far.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Where the frames go.
+    pub(crate) fn out(&self) -> &W {
+        &self.out
+    }
+
+    /// Why compressing or passing a frame on failed, if it did.
+    pub(crate) fn failure(&self) -> Option<io::Error> {
+        self.failed.as_deref().map(io::Error::other)
+    }
+
+    /// Compresses the last piece, waits for the helpers and passes every frame left on;
+    /// returns where they went.
+    pub(crate) fn finish(self) -> io::Result<W> {
+        if let Some(why) = &self.failed {
+            return Err(io::Error::other(why.clone()));
+        }
+        let InPieces {
+            mut out,
+            mut stream,
+            next,
+            ..
+        } = self;
+        stream.flush_piece()?;
+        let frames = stream.finish()?;
+        // Those before `next` were passed on; the rest, in order.
+        for (n, ((_, number), frame)) in frames.iter().enumerate() {
+            if *number != next + n {
+                return Err(io::Error::other("a piece of the document has no frame"));
+            }
+            out.write_all(frame)?;
+        }
+        Ok(out)
+    }
+
+    /// Passes on the frames that are next in order.
+    fn pass_ready(&mut self) -> io::Result<()> {
+        loop {
+            let frame = self
+                .stream
+                .shared
+                .board()
+                .frames
+                .remove(&(DOCUMENT, self.next));
+            let Some(frame) = frame else {
+                return Ok(());
+            };
+            self.out.write_all(&frame)?;
+            self.next += 1;
+            self.stream.shared.board().frame_spare.push(frame);
+        }
+    }
+}
+
+impl<W: io::Write> io::Write for InPieces<'_, W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if let Some(why) = &self.failed {
+            return Err(io::Error::other(why.clone()));
+        }
+        let written = self.stream.write(bytes).and_then(|()| self.pass_ready());
+        if let Err(e) = written {
+            self.failed = Some(e.to_string());
+            return Err(e);
+        }
+        self.len += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The largest block of a Zstandard frame (RFC 8878, 3.1.1.2.4).
+const RAW_BLOCK: usize = 128 << 10;
+
+/// The length of [`raw_frame`] of `len` bytes.
+pub(crate) fn raw_frame_len(len: usize) -> usize {
+    // Magic, descriptor, an 8-byte content size; then a 3-byte header per block.
+    4 + 1 + 8 + 3 * len.div_ceil(RAW_BLOCK).max(1) + len
+}
+
+/// Appends `bytes` to `out` as one Zstandard frame of raw (stored) blocks, which records its
+/// content size (RFC 8878: a single-segment frame, 8-byte content size, no checksum). Its
+/// length depends on nothing but `bytes.len()` ([`raw_frame_len`]), so a writer can keep its
+/// place before it knows what goes in it.
+pub(crate) fn raw_frame(bytes: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(&0xFD2F_B528u32.to_le_bytes());
+    // Frame_Content_Size_flag 3 (8 bytes), Single_Segment_flag; no checksum, no dictionary.
+    out.push(0b1110_0000);
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    let count = bytes.len().div_ceil(RAW_BLOCK).max(1);
+    let mut blocks = bytes.chunks(RAW_BLOCK);
+    for n in 0..count {
+        let block = blocks.next().unwrap_or_default();
+        // Last_Block, Block_Type 0 (raw), Block_Size: 24 bits, little-endian.
+        let header = (block.len() as u32) << 3 | u32::from(n + 1 == count);
+        out.extend_from_slice(&header.to_le_bytes()[..3]);
+        out.extend_from_slice(block);
+    }
+}
+
 /// A document on its way out in pieces: the piece being filled, and the board the helper
 /// threads take pieces from.
 struct Stream<'scope> {
@@ -218,7 +351,42 @@ struct Stream<'scope> {
     pieces: usize,
 }
 
-impl Stream<'_> {
+impl<'scope> Stream<'scope> {
+    /// A stream compressed at `level` on up to `threads` threads: this one, and the helpers it
+    /// starts in `scope` (where one cannot be started, the others do its share).
+    /// `recycles`: the frames are passed on as they come, and their buffers come back for the
+    /// next frames ([`InPieces`]); otherwise each is kept at its size until the end.
+    fn start<'env>(
+        level: i32,
+        threads: usize,
+        scope: &'scope Scope<'scope, 'env>,
+        recycles: bool,
+    ) -> Self {
+        let shared = Arc::new(Shared {
+            recycles,
+            ..Shared::default()
+        });
+        let mut workers = Vec::new();
+        for _ in 1..threads.max(1) {
+            let theirs = Arc::clone(&shared);
+            let started = threads::scoped(scope, "savegame-compress", move || {
+                let mut frames = Frames::new(level);
+                while let Some((key, piece)) = theirs.next() {
+                    let frame = frames.compress(&piece, theirs.room());
+                    theirs.done(key, frame, piece);
+                }
+            });
+            workers.extend(started);
+        }
+        Stream {
+            shared,
+            workers,
+            own: Frames::new(level),
+            piece: Vec::with_capacity(PIECE),
+            pieces: 0,
+        }
+    }
+
     /// Adds `bytes` to the document, handing over each piece as it fills.
     fn write(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
@@ -275,7 +443,7 @@ impl Stream<'_> {
         };
         if let Some((key, piece)) = job {
             // This thread's own failure stops the document at once.
-            let frame = self.own.compress(&piece)?;
+            let frame = self.own.compress(&piece, self.shared.room())?;
             self.shared.done(key, Ok(frame), piece);
         }
         Ok(())
@@ -286,7 +454,7 @@ impl Stream<'_> {
     fn finish(mut self) -> io::Result<BTreeMap<Key, Vec<u8>>> {
         self.shared.close();
         while let Some((key, piece)) = self.shared.take() {
-            let frame = self.own.compress(&piece);
+            let frame = self.own.compress(&piece, self.shared.room());
             self.shared.done(key, frame, piece);
         }
         // Every helper is joined before any error is given, so that none is left to the
@@ -324,6 +492,8 @@ struct Board {
     frames: BTreeMap<Key, Vec<u8>>,
     /// Buffers of pieces already compressed, for the next pieces.
     spare: Vec<Vec<u8>>,
+    /// Buffers of frames passed on, for the next frames (where the frames are recycled).
+    frame_spare: Vec<Vec<u8>>,
     /// No more pieces will come: a helper that finds none waiting ends.
     closed: bool,
     /// Why a piece could not be compressed, if one could not (the save then fails).
@@ -336,6 +506,8 @@ struct Shared {
     board: Mutex<Board>,
     /// Signalled when a piece is put on the board, and when it closes.
     changed: Condvar,
+    /// Whether frames' buffers come back once passed on (see [`Stream::start`]).
+    recycles: bool,
 }
 
 impl Shared {
@@ -365,9 +537,22 @@ impl Shared {
         self.board().todo.pop_front()
     }
 
-    /// Files the frame of the piece `key` (or why it failed), and keeps its buffer.
-    fn done(&self, key: Key, frame: io::Result<Vec<u8>>, mut piece: Vec<u8>) {
+    /// A buffer to compress a frame into: one a frame passed on left, or a new one.
+    fn room(&self) -> Vec<u8> {
+        if !self.recycles {
+            return Vec::new();
+        }
+        self.board().frame_spare.pop().unwrap_or_default()
+    }
+
+    /// Files the frame of the piece `key` (or why it failed), and keeps its buffer. A frame kept
+    /// until the end gives back the room it did not use, so that the frames held take what
+    /// they compressed to (glibc's allocator shrinks a block in place, without a copy).
+    fn done(&self, key: Key, mut frame: io::Result<Vec<u8>>, mut piece: Vec<u8>) {
         piece.clear();
+        if let (false, Ok(frame)) = (self.recycles, &mut frame) {
+            frame.shrink_to_fit();
+        }
         let mut board = self.board();
         match frame {
             Ok(frame) => {
@@ -403,27 +588,25 @@ impl Frames {
         }
     }
 
-    /// `piece` as one Zstandard frame, compressed into room for the largest frame it can make
-    /// and then given back the room it did not use, so that the frames held until the body is
-    /// put together take what they compressed to. (glibc's allocator shrinks a block in place:
-    /// there the frame is not copied to be kept.)
+    /// `piece` as one Zstandard frame, compressed into `frame` (emptied first, and grown to
+    /// room for the largest frame the piece can make).
     #[cfg(feature = "zstd")]
-    fn compress(&mut self, piece: &[u8]) -> io::Result<Vec<u8>> {
+    fn compress(&mut self, piece: &[u8], mut frame: Vec<u8>) -> io::Result<Vec<u8>> {
         let compressor = match &mut self.compressor {
             Some(compressor) => compressor,
             None => self
                 .compressor
                 .insert(zstd::bulk::Compressor::new(self.level)?),
         };
-        let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(piece.len()));
+        frame.clear();
+        frame.reserve(zstd::zstd_safe::compress_bound(piece.len()));
         compressor.compress_to_buffer(piece, &mut frame)?;
-        frame.shrink_to_fit();
         Ok(frame)
     }
 
     /// Without zstd no piece is made ([`Compressing::new`] makes no stream).
     #[cfg(not(feature = "zstd"))]
-    fn compress(&mut self, _: &[u8]) -> io::Result<Vec<u8>> {
+    fn compress(&mut self, _: &[u8], _: Vec<u8>) -> io::Result<Vec<u8>> {
         Err(io::Error::other(format!(
             "zstd (level {}) is not in this build",
             self.level
@@ -444,109 +627,4 @@ fn failed_to_compress(e: io::Error) -> Error {
 }
 
 #[cfg(all(test, feature = "zstd"))]
-mod tests {
-    use std::io::Write;
-
-    use super::*;
-    use crate::compression::sample;
-    use crate::threads::refusal::{refusing, refusing_only};
-
-    const ZSTD: Compression = Compression::Zstd { level: 1 };
-
-    /// `buf` holds a header of 5 bytes, then a body: a head of `head` bytes and the document,
-    /// written in uneven pieces through [`Compressing`] on `threads` threads. Returns the
-    /// buffer after `finish_body`, and whether the body was compressed as it was encoded.
-    fn write(head: &[u8], doc: &[u8], threads: usize) -> (Vec<u8>, bool) {
-        let mut buf = b"HEAD:".to_vec();
-        buf.extend_from_slice(head);
-        std::thread::scope(|scope| {
-            let mut out = Compressing::new(&mut buf, ZSTD, threads, scope).unwrap();
-            let mut rest = doc;
-            for size in [7, 100_000, 1 << 20, 3 << 20].into_iter().cycle() {
-                if rest.is_empty() {
-                    break;
-                }
-                let (now, later) = rest.split_at(size.min(rest.len()));
-                out.write_all(now).unwrap();
-                rest = later;
-            }
-            assert_eq!(out.len(), doc.len());
-            let compressed = out.finish_body(5).unwrap();
-            (buf, compressed)
-        })
-    }
-
-    /// The body a compressed buffer from [`write`] holds.
-    fn body(buf: &[u8]) -> Vec<u8> {
-        assert_eq!(&buf[..5], b"HEAD:");
-        ZSTD.decompress(&buf[5..], 1 << 30, 1).unwrap()
-    }
-
-    #[test]
-    fn a_large_document_is_the_same_bytes_on_any_number_of_threads_and_reads_back() {
-        // Over the streaming length, not a whole number of pieces, and a head of more than
-        // one piece (a delta's preamble and a large table of contents).
-        let doc = sample(5 * PIECE + 12_345);
-        let head = sample(PIECE + 99);
-        let (one, compressed) = write(&head, &doc, 1);
-        assert!(compressed);
-        assert!(one.len() < (head.len() + doc.len()) / 2, "{}", one.len());
-        let mut whole = head.clone();
-        whole.extend_from_slice(&doc);
-        assert_eq!(body(&one), whole);
-        for threads in [2, 4, 16] {
-            let (many, compressed) = write(&head, &doc, threads);
-            assert!(compressed);
-            assert_eq!(many, one, "on {threads} threads");
-        }
-    }
-
-    #[test]
-    fn with_no_helper_to_be_had_the_encoding_thread_compresses_every_piece() {
-        let doc = sample(3 * PIECE + 1);
-        let (with, _) = write(b"toc", &doc, 4);
-        let ((without, compressed), refused) = refusing(|| write(b"toc", &doc, 4));
-        assert!(compressed);
-        assert!(refused.contains("savegame-compress"), "{refused:?}");
-        assert_eq!(without, with);
-        // Some refused and some not: the same bytes.
-        let ((some, _), asked) = refusing_only(&["savegame-compress"], || write(b"toc", &doc, 1));
-        assert!(
-            !asked.contains("savegame-compress"),
-            "one thread asks for no helper"
-        );
-        assert_eq!(some, with);
-    }
-
-    #[test]
-    fn a_small_document_stays_in_the_buffer_to_be_compressed_whole() {
-        let doc = sample(STREAM_MIN);
-        let (buf, compressed) = write(b"toc", &doc, 4);
-        assert!(!compressed);
-        assert_eq!(&buf[..8], b"HEAD:toc");
-        assert_eq!(&buf[8..], &doc[..]);
-    }
-
-    /// A document abandoned part way, its encoding failed: the helpers end and the scope
-    /// around them returns (a helper left waiting would hang this test).
-    #[test]
-    fn an_abandoned_document_lets_its_helpers_end() {
-        let doc = sample(4 * PIECE);
-        let mut buf = Vec::new();
-        std::thread::scope(|scope| {
-            let mut out = Compressing::new(&mut buf, ZSTD, 4, scope).unwrap();
-            out.write_all(&doc).unwrap();
-            drop(out);
-        });
-    }
-
-    /// Neither LZ4 nor no compression is compressed as it is encoded.
-    #[test]
-    fn only_zstd_is_compressed_as_it_is_encoded() {
-        let mut buf = Vec::new();
-        std::thread::scope(|scope| {
-            assert!(Compressing::new(&mut buf, Compression::None, 4, scope).is_none());
-            assert!(Compressing::new(&mut buf, Compression::Lz4, 4, scope).is_none());
-        });
-    }
-}
+mod tests;

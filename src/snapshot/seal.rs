@@ -5,6 +5,7 @@
 
 use crate::codec::Codec;
 use crate::compression::Compression;
+use crate::compression::compressing::in_pieces;
 use crate::error::Result;
 use crate::format::{
     self, FileKind, Key, Metadata, Protect, SealParams, SeeMementos, Source, StreamError,
@@ -83,10 +84,10 @@ pub(crate) fn seal_entries(
 }
 
 /// Whether a save sealed as `with` says is written as it is encoded
-/// ([`stream_entries`]): plain or encrypted, uncompressed.
+/// ([`stream_entries`]): plain or encrypted, uncompressed or compressed in pieces (Zstandard).
 pub(crate) fn streams(with: &SealWith<'_>) -> bool {
     matches!(with.sealing, Sealing::Plain | Sealing::Encrypted(_))
-        && with.compression == Compression::None
+        && (with.compression == Compression::None || in_pieces(with.compression))
 }
 
 /// Writes the save `file` of `entries` into `sink` as it is encoded, sealed as `with` says

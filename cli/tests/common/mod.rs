@@ -11,7 +11,7 @@ use savegame::{Key, Snapshot};
 pub use savegame_testkit::{fix_crc, fixture, fixture_key, fixture_key_file as key_file, repo};
 
 /// Every save fixture of the repository.
-pub const FIXTURES: [&str; 34] = [
+pub const FIXTURES: [&str; 35] = [
     "v1-json-aes.sav",
     "v1-json-plain.sav",
     "v1-msgpack-aes.sav",
@@ -46,6 +46,7 @@ pub const FIXTURES: [&str; 34] = [
     "format3-v3-msgpack-hmac.sav",
     "format3-v3-msgpack-plain.sav",
     "format3-v3-msgpack-zstd-pieces-aes.sav",
+    "format3-v3-msgpack-zstd-pieces-streamed-aes.sav",
 ];
 
 /// The key for a fixture: `Some` for the encrypted and the integrity-only ones.

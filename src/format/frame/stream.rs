@@ -1,8 +1,11 @@
 //! Writing a save as it is encoded (format version 3 on): a file sealed a segment at a time
 //! and handed to a [`StreamSink`] as it goes, so that a save never holds its whole file.
 //!
-//! The bytes are those [`seal_sources`](super::seal::seal_sources) writes for the same file
-//! and nonce. What is written before what is known:
+//! Uncompressed, the bytes are those [`seal_sources`](super::seal::seal_sources) writes for
+//! the same file and nonce. A Zstandard body has a shape of its own (`docs/format.md`,
+//! "Compressed bodies"): its length and the table of contents in a frame of raw blocks, whose
+//! length is known before the document, then the document's frames, each passed on in order
+//! as it is made ([`InPieces`]). What is written before what is known:
 //!
 //! - The body starts with the table of contents, whose ranges are known only once every
 //!   memento is encoded. The segments it lies in are held back (at least one: a plain body is
@@ -21,12 +24,17 @@
 
 use std::io::{self, Write as _};
 use std::sync::mpsc;
+use std::thread::Scope;
 
 use super::document::{DocumentError, DocumentOut, SeeMementos, Source, write_document};
 use super::seal::{Layout, Protect, SealParams, layout, write_head, write_toc_entry};
 use super::toc::toc_entry_fixed;
-use super::{CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_PAYLOAD_LEN, TAG_LEN, associated_data};
+use super::{
+    COMPRESSION_SHIFT, CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_FLAGS, OFF_PAYLOAD_LEN,
+    TAG_LEN, associated_data,
+};
 use crate::compression::Compression;
+use crate::compression::compressing::{InPieces, in_pieces, raw_frame, raw_frame_len};
 use crate::error::Error;
 use crate::format::segments;
 use crate::storage::StreamSink;
@@ -40,12 +48,13 @@ const PLAIN_PIECE: usize = 1 << 18;
 const IN_FLIGHT: usize = 2;
 
 /// Whether the file `params` describe can be written as it is encoded: a save (no delta) of
-/// format version 3 on, uncompressed (a compressed body is compressed whole), plain or
-/// encrypted (an integrity-only file's tag covers its header, length and all).
+/// format version 3 on, uncompressed or compressed in pieces (Zstandard; LZ4 compresses a
+/// body whole), plain or encrypted (an integrity-only file's tag covers its header, length
+/// and all).
 pub(crate) fn streams(params: &SealParams<'_>) -> bool {
     params.format_version >= FORMAT_VERSION_3
         && params.delta.is_none()
-        && params.compression == Compression::None
+        && (params.compression == Compression::None || in_pieces(params.compression))
         && matches!(params.protect, Protect::Plain | Protect::Encrypted(..))
 }
 
@@ -88,6 +97,11 @@ pub(crate) fn seal_streamed(
     let version = params.format_version;
     let mut head = Vec::new();
     let associated_end = write_head(&mut head, params, &layout)?;
+    let compressed = params.compression != Compression::None;
+    if compressed {
+        let flags = layout.flags | (params.compression.id() << COMPRESSION_SHIFT);
+        head[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+    }
     let sealing = match params.protect {
         Protect::Encrypted(key, nonce) => Some((key, nonce)),
         _ => None,
@@ -99,9 +113,16 @@ pub(crate) fn seal_streamed(
         .iter()
         .map(|(id, ..)| toc_entry_fixed(version) + id.len())
         .sum::<usize>();
+    // The body before the document: the table, or, compressed, the body's length and the
+    // table in a frame of its own, stored as it is so that its length is known now.
+    let before_document = if compressed {
+        8 + raw_frame_len(toc_len)
+    } else {
+        toc_len
+    };
     // Whole segments, at least one: a file whose body fits in them is written in order, at the
     // end, in one piece (a small save makes the writes a save of bytes in hand makes).
-    let held_cap = toc_len.div_ceil(piece).max(1) * piece;
+    let held_cap = before_document.div_ceil(piece).max(1) * piece;
 
     let (to_writer, from_encoder) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
     let (spare_out, spares) = mpsc::channel::<Vec<u8>>();
@@ -130,7 +151,7 @@ pub(crate) fn seal_streamed(
             to_writer: Some(to_writer),
             spares,
         };
-        let encoded = encode_body(params, entries, &mut body, version, see);
+        let encoded = encode_body(params, entries, &mut body, version, see, scope);
         // The last piece, then the end of the stream: the writer seals what it holds as the
         // last segment.
         let finished = encoded.and_then(|ranges| body.finish().map(|()| ranges));
@@ -182,34 +203,71 @@ struct Encoded {
     body_len: usize,
 }
 
-/// Encodes the body into `body`: the table of contents (ranges zero), then the document.
-fn encode_body(
+/// Encodes the body into `body`: the table of contents (ranges zero), then the document; or,
+/// compressed, a place for the body's length and the table's frame, then the document's
+/// frames, compressed on the helper threads `scope` starts, and at the end the length and the
+/// table's frame written into the held-back part.
+fn encode_body<'scope>(
     params: &SealParams<'_>,
     entries: &[(&str, u32, Source<'_>)],
     body: &mut Body,
     version: u16,
     see: Option<&mut dyn SeeMementos>,
+    scope: &'scope Scope<'scope, '_>,
 ) -> std::result::Result<Encoded, StreamError> {
-    let mut scratch = Vec::new();
-    scratch.extend_from_slice(&crate::format::bytes::len_u32(entries.len())?.to_le_bytes());
+    let mut toc = Vec::new();
+    toc.extend_from_slice(&crate::format::bytes::len_u32(entries.len())?.to_le_bytes());
     let mut slots = Vec::with_capacity(entries.len());
     for (id, memento_version, _) in entries {
-        slots.push(write_toc_entry(
-            &mut scratch,
-            version,
-            id,
-            *memento_version,
-        )?);
+        slots.push(write_toc_entry(&mut toc, version, id, *memento_version)?);
     }
-    body.put(&scratch)?;
-    let ranges = write_document(params.codec, entries, body, see).map_err(|e| match e {
-        DocumentError::Out(e) => StreamError::Sink(e),
+    if !in_pieces(params.compression) {
+        body.put(&toc)?;
+        let ranges = write_document(params.codec, entries, body, see).map_err(|e| match e {
+            DocumentError::Out(e) => StreamError::Sink(e),
+            DocumentError::Encode(e) => StreamError::Seal(e),
+        })?;
+        let ranges = slots.into_iter().zip(ranges).collect();
+        return Ok(Encoded {
+            held: std::mem::take(&mut body.held),
+            ranges,
+            body_len: body.len,
+        });
+    };
+    let before_document = 8 + raw_frame_len(toc.len());
+    body.put(&vec![0; before_document])?;
+    let mut doc =
+        InPieces::new(&mut *body, params.compression, params.threads, scope).ok_or_else(|| {
+            Error::Config {
+                reason: format!("{} does not compress in pieces", params.compression),
+            }
+        })?;
+    let ranges = write_document(params.codec, entries, &mut doc, see);
+    let doc_len = doc.len();
+    let finished = match ranges {
+        Ok(ranges) => doc.finish().map(|_| ranges).map_err(DocumentError::Out),
+        Err(e) => Err(e),
+    };
+    let ranges = finished.map_err(|e| match e {
+        // The writer's own error is the one given (see `seal_streamed`).
+        DocumentError::Out(_) if body.to_writer.is_none() => StreamError::Sink(stopped()),
+        DocumentError::Out(e) => StreamError::Seal(Error::Config {
+            reason: format!("zstd compression failed: {e}"),
+        }),
         DocumentError::Encode(e) => StreamError::Seal(e),
     })?;
-    let ranges = slots.into_iter().zip(ranges).collect();
+    for (slot, range) in slots.into_iter().zip(ranges) {
+        toc[slot..slot + 16].copy_from_slice(&range);
+    }
+    let mut before = ((toc.len() + doc_len) as u64).to_le_bytes().to_vec();
+    raw_frame(&toc, &mut before);
+    let mut held = std::mem::take(&mut body.held);
+    held.get_mut(..before_document)
+        .ok_or_else(|| Error::malformed("the table's frame past the held-back part"))?
+        .copy_from_slice(&before);
     Ok(Encoded {
-        held: std::mem::take(&mut body.held),
-        ranges,
+        held,
+        ranges: Vec::new(),
         body_len: body.len,
     })
 }
@@ -261,6 +319,16 @@ impl Body {
 
 fn stopped() -> io::Error {
     io::Error::other("the save's writer stopped")
+}
+
+impl DocumentOut for InPieces<'_, &mut Body> {
+    fn written(&self) -> usize {
+        self.len()
+    }
+
+    fn stopped(&self) -> Option<io::Error> {
+        self.failure().or_else(|| self.out().stopped())
+    }
 }
 
 impl DocumentOut for Body {
@@ -525,6 +593,81 @@ mod tests {
                         _ => Trust::encrypted(&key),
                     };
                     open(streamed, FileKind::Save, trust, u64::MAX, 2).unwrap();
+                }
+            }
+        }
+    }
+
+    /// A Zstandard save written as it is encoded: the same bytes on any number of threads,
+    /// opened (on one thread and on several) to the mementos a file sealed whole holds,
+    /// with the body's length and the table in the first frame, stored, and the document's
+    /// frames after it; small and large, plain and encrypted, with a table longer than a
+    /// segment.
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn a_zstd_file_written_as_it_is_encoded_opens_to_the_body_of_one_sealed_whole() {
+        let key = Key::from_bytes([7; 32]);
+        let metadata = Metadata::default();
+        let ids: Vec<String> = (0..20_000).map(|i| format!("entity/{i:05}")).collect();
+        let blob: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
+        let numbers = Numbers((0..300_000u64).map(|i| i * 7_919).collect());
+        let cases: Vec<Vec<(&str, u32, Source<'_>)>> = vec![
+            vec![("small", 1, Source::Bytes(b"\"one\""))],
+            vec![
+                ("a", 1, Source::Bytes(&blob[..1 << 18])),
+                ("b", 1, Source::Encode(&numbers)),
+                ("c", 3, Source::Bytes(&blob)),
+            ],
+            ids.iter()
+                .map(|id| (id.as_str(), 1, Source::Bytes(&b"[1,2,3]"[..])))
+                .collect(),
+        ];
+        for entries in &cases {
+            for protect in [Protect::Plain, Protect::Encrypted(&key, [9; NONCE_LEN])] {
+                let mut p = params(&metadata, Codec::MessagePack, protect);
+                p.compression = Compression::Zstd { level: 1 };
+                let trust = || match protect {
+                    Protect::Plain => Trust::plain(),
+                    _ => Trust::encrypted(&key),
+                };
+                let whole = seal_sources(&p, entries, 0, None).unwrap();
+                let whole = open(whole, FileKind::Save, trust(), u64::MAX, 1).unwrap();
+                let mut first = None;
+                for threads in [1, 2, 4] {
+                    p.threads = threads;
+                    let mut streamed = Vec::new();
+                    let len = seal_streamed(&p, entries, &mut streamed, u64::MAX, None).unwrap();
+                    assert_eq!(len, streamed.len() as u64);
+                    let first = first.get_or_insert_with(|| streamed.clone());
+                    assert!(
+                        *first == streamed,
+                        "{} entries, {threads} threads",
+                        entries.len()
+                    );
+                }
+                let streamed = first.unwrap();
+                let header = crate::format::parse_header(&streamed, None).unwrap();
+                assert!(matches!(header.compression, Compression::Zstd { .. }));
+                // The body: its length, then the table in a frame of raw blocks.
+                let body_at = header.sections().payload.start as usize;
+                let toc_len: usize = whole
+                    .toc
+                    .iter()
+                    .map(|e| toc_entry_fixed(3) + e.id.len())
+                    .sum();
+                let frame = &streamed[body_at + 8..][..raw_frame_len(4 + toc_len)];
+                if matches!(protect, Protect::Plain) {
+                    let size = zstd::zstd_safe::get_frame_content_size(frame).unwrap();
+                    assert_eq!(size, Some(4 + toc_len as u64));
+                }
+                for threads in [1, 2] {
+                    let opened = open(streamed.clone(), FileKind::Save, trust(), u64::MAX, threads);
+                    let opened = opened.unwrap();
+                    assert_eq!(opened.toc.len(), whole.toc.len());
+                    for (got, want) in opened.toc.iter().zip(&whole.toc) {
+                        assert_eq!((&got.id, got.version), (&want.id, want.version));
+                        assert!(opened.buf[got.range.clone()] == whole.buf[want.range.clone()]);
+                    }
                 }
             }
         }

@@ -310,3 +310,44 @@ fn a_state_compressed_as_it_is_encoded_keeps_the_fingerprints_its_deltas_need() 
     game.player.frames_since_hit = 0;
     assert_eq!(loaded, game);
 }
+
+/// A Zstandard save on the file system is written as it is encoded (its first segment and
+/// header written last, in place) while its table of contents is short; one of 1,000 mementos,
+/// whose table is over the 16 KiB a table may take uncompressed, is sealed whole, its table
+/// compressed with the rest. Both load.
+#[cfg(feature = "zstd")]
+#[test]
+fn a_zstd_save_of_many_mementos_is_sealed_whole_and_both_kinds_load() {
+    use savegame::storage::{Op, SimFs};
+
+    let fs = SimFs::new();
+    let manager = common::sim_builder(&fs)
+        .compression(Compression::zstd())
+        .build()
+        .unwrap();
+    // Numbers that compress poorly: a body of several segments, compressed.
+    let mut rng = common::game::Rng::new(7);
+    let padding: Vec<u64> = (0..200_000).map(|_| rng.below(u64::MAX)).collect();
+    for (count, streamed) in [(3, true), (1_000, false)] {
+        let mut snapshot = manager.snapshot();
+        for i in 0..count {
+            snapshot
+                .capture_memento(&format!("entity/{i:05}"), &vec![i; 10])
+                .unwrap();
+        }
+        snapshot.capture_memento("padding", &padding).unwrap();
+        let start = fs.op_count();
+        manager.save(SLOT, &snapshot).unwrap();
+        let ops = &fs.ops()[start..];
+        let in_place = ops.iter().any(|op| matches!(op, Op::WriteAt { .. }));
+        assert_eq!(in_place, streamed, "{count} mementos: {ops:?}");
+        let loaded = manager.load(SLOT).unwrap();
+        assert!(loaded.report.header.compression == Compression::Zstd { level: 0 });
+        for i in [0, count - 1] {
+            let got: Vec<u64> = loaded.snapshot.memento(&format!("entity/{i:05}")).unwrap();
+            assert_eq!(got, vec![i; 10]);
+        }
+        let got: Vec<u64> = loaded.snapshot.memento("padding").unwrap();
+        assert!(got == padding);
+    }
+}

@@ -1,5 +1,7 @@
 //! A document compressed with Zstandard as it is encoded, 512 KiB at a time on the manager's
-//! threads: [`Compressing`], the writer a Zstandard save's document is encoded into.
+//! threads: [`Compressing`], the writer a Zstandard body sealed whole is encoded into, and
+//! [`InPieces`], the one of a save written as it is encoded, which passes each frame on in
+//! order as it is made.
 //!
 //! The document is cut into pieces of [`PIECE`] bytes, at fixed lengths, and each piece is
 //! compressed into a Zstandard frame of its own by whichever thread is free: the encoding
@@ -261,8 +263,12 @@ impl<'scope, W: io::Write> InPieces<'scope, W> {
             ..
         } = self;
         stream.flush_piece()?;
+        let pieces = stream.pieces;
         let frames = stream.finish()?;
-        // Those before `next` were passed on; the rest, in order.
+        // Those before `next` were passed on; the rest, in order, and every piece has one.
+        if next + frames.len() != pieces {
+            return Err(io::Error::other("a piece of the document has no frame"));
+        }
         for (n, ((_, number), frame)) in frames.iter().enumerate() {
             if *number != next + n {
                 return Err(io::Error::other("a piece of the document has no frame"));
@@ -475,13 +481,20 @@ impl<'scope> Stream<'scope> {
 }
 
 impl Drop for Stream<'_> {
-    /// A document abandoned part way (its encoding failed): the helpers drop what waits and
-    /// end, so that the scope around them can end too.
+    /// A document abandoned part way (its encoding or its writing failed): the helpers drop
+    /// what waits and end, and are joined here, so that one that panicked cannot make the
+    /// scope around them panic where the save returns its error.
     fn drop(&mut self) {
-        let mut board = self.shared.board();
-        board.todo.clear();
-        board.closed = true;
-        self.shared.changed.notify_all();
+        {
+            let mut board = self.shared.board();
+            board.todo.clear();
+            board.closed = true;
+            self.shared.changed.notify_all();
+        }
+        for worker in std::mem::take(&mut self.workers) {
+            // Its panic, if it had one, changes nothing: the document is abandoned.
+            let _ = worker.join();
+        }
     }
 }
 

@@ -10,9 +10,11 @@
 //! encrypted or authenticated: the cipher and the MAC see the compressed bytes, and a load
 //! checks the tag before it decompresses anything. A body that compression would not make
 //! smaller is written uncompressed (its flags say so), so a compressing manager never writes a
-//! file larger than an uncompressed one by more than nothing; except a document of more than
-//! 1 MiB that Zstandard compresses as it is encoded, 512 KiB at a time on the manager's threads
-//! (`compressing.rs`): it stays compressed, and a part that does not shrink is stored as it is,
+//! file larger than an uncompressed one by more than nothing; except a body Zstandard
+//! compresses as it is encoded, 512 KiB at a time on the manager's threads
+//! (`compressing.rs`): a document of more than 1 MiB sealed whole, and every save written as
+//! it is encoded (on the file system), whose table of contents is also stored uncompressed
+//! (at most 16 KiB). It stays compressed, and a part that does not shrink is stored as it is,
 //! 3 bytes longer per 128 KiB and about 9 per 512 KiB frame.
 //!
 //! # Limits on decompression

@@ -107,11 +107,9 @@ impl Engine {
                     return Ok(());
                 }
                 Err(StreamError::Sink(e)) => return Err(e),
-                Err(StreamError::NoThread) => {
+                Err(StreamError::SealWhole) => {
                     fall_back.set(true);
-                    return Err(io::Error::other(
-                        "no thread to write the save beside its encoder",
-                    ));
+                    return Err(io::Error::other("this save is sealed whole instead"));
                 }
                 Err(StreamError::TooLarge { size }) => Error::TooLarge {
                     path: path.clone(),

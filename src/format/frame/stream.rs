@@ -43,6 +43,12 @@ use crate::storage::StreamSink;
 /// segments; it is written in pieces this long as it is encoded).
 const PLAIN_PIECE: usize = 1 << 18;
 
+/// The longest table of contents a Zstandard save written as it is encoded stores uncompressed
+/// (in a frame of raw blocks, so that its length is known before the document): about 500
+/// mementos. A save with a longer one is sealed whole, its table compressed with the rest,
+/// where the table's few dozen bytes a memento would add up (a memento per entity).
+pub(crate) const MAX_RAW_TABLE: usize = 16 << 10;
+
 /// How many filled segments may wait for the writer thread: the encoder is at most this many
 /// (and the one it fills, and the one the writer holds) ahead of the disk.
 const IN_FLIGHT: usize = 2;
@@ -67,9 +73,11 @@ pub(crate) enum StreamError {
     TooLarge { size: u64 },
     /// Sealing failed (a memento that does not encode, a file the format cannot have).
     Seal(Error),
-    /// No thread could be started to write beside the encoder: nothing was written, and the
-    /// caller seals the file whole instead.
-    NoThread,
+    /// Nothing was written, and the caller seals the file whole instead: no thread could be
+    /// started to write beside the encoder, or the file is one better sealed whole (a
+    /// Zstandard body whose table of contents is too long to store uncompressed,
+    /// [`MAX_RAW_TABLE`]).
+    SealWhole,
 }
 
 impl From<Error> for StreamError {
@@ -113,6 +121,9 @@ pub(crate) fn seal_streamed(
         .iter()
         .map(|(id, ..)| toc_entry_fixed(version) + id.len())
         .sum::<usize>();
+    if compressed && toc_len > MAX_RAW_TABLE {
+        return Err(StreamError::SealWhole);
+    }
     // The body before the document: the table, or, compressed, the body's length and the
     // table in a frame of its own, stored as it is so that its length is known now.
     let before_document = if compressed {
@@ -139,7 +150,7 @@ pub(crate) fn seal_streamed(
             writer.run(from_encoder, spare_out, sink)
         });
         let Some(thread) = thread else {
-            return (Err(StreamError::NoThread), None);
+            return (Err(StreamError::SealWhole), None);
         };
         let mut body = Body {
             len: 0,
@@ -158,8 +169,8 @@ pub(crate) fn seal_streamed(
         drop(body.to_writer.take());
         (finished, thread.join().ok())
     });
-    if let Err(StreamError::NoThread) = encoded {
-        return Err(StreamError::NoThread);
+    if let Err(StreamError::SealWhole) = encoded {
+        return Err(StreamError::SealWhole);
     }
     // The writer's error comes first: an encoder whose writer stopped fails for that reason.
     let streamed = match written {
@@ -601,8 +612,8 @@ mod tests {
     /// A Zstandard save written as it is encoded: the same bytes on any number of threads,
     /// opened (on one thread and on several) to the mementos a file sealed whole holds,
     /// with the body's length and the table in the first frame, stored, and the document's
-    /// frames after it; small and large, plain and encrypted, with a table longer than a
-    /// segment.
+    /// frames after it; small and large, plain and encrypted, with a table of 400 mementos. A
+    /// table over [`MAX_RAW_TABLE`] is left to the file sealed whole, with nothing written.
     #[cfg(feature = "zstd")]
     #[test]
     fn a_zstd_file_written_as_it_is_encoded_opens_to_the_body_of_one_sealed_whole() {
@@ -611,6 +622,19 @@ mod tests {
         let ids: Vec<String> = (0..20_000).map(|i| format!("entity/{i:05}")).collect();
         let blob: Vec<u8> = (0..3_000_000u32).map(|i| (i * 31 % 251) as u8).collect();
         let numbers = Numbers((0..300_000u64).map(|i| i * 7_919).collect());
+        let many: Vec<(&str, u32, Source<'_>)> = ids
+            .iter()
+            .map(|id| (id.as_str(), 1, Source::Bytes(&b"[1,2,3]"[..])))
+            .collect();
+        let mut p = params(&metadata, Codec::MessagePack, Protect::Plain);
+        p.compression = Compression::Zstd { level: 1 };
+        let mut sink = Vec::new();
+        match seal_streamed(&p, &many, &mut sink, u64::MAX, None) {
+            Err(StreamError::SealWhole) => assert!(sink.is_empty()),
+            other => panic!("{other:?}"),
+        }
+        // 400 entries of 34 bytes: under the cap.
+        assert!(400 * (toc_entry_fixed(3) + 11) < MAX_RAW_TABLE);
         let cases: Vec<Vec<(&str, u32, Source<'_>)>> = vec![
             vec![("small", 1, Source::Bytes(b"\"one\""))],
             vec![
@@ -618,7 +642,8 @@ mod tests {
                 ("b", 1, Source::Encode(&numbers)),
                 ("c", 3, Source::Bytes(&blob)),
             ],
-            ids.iter()
+            ids[..400]
+                .iter()
                 .map(|id| (id.as_str(), 1, Source::Bytes(&b"[1,2,3]"[..])))
                 .collect(),
         ];

@@ -35,8 +35,9 @@ mod frames;
 /// The zstd level [`Compression::zstd`] picks: 1. On the benches' 100,000-entity world,
 /// encrypted, level 1 made the JSON file smaller than zstd's own default, level 3 (0.233 of
 /// the uncompressed size against 0.241), and the MessagePack one 5% larger (0.368 against
-/// 0.349), for 1.38–1.51× an uncompressed MessagePack save where level 3 cost 1.69–1.85×
-/// (`docs/guide/testing.md`, "Benchmarks").
+/// 0.349), for 1.29–1.38× an uncompressed MessagePack save where level 3 cost 1.62–1.72×
+/// (`docs/guide/testing.md`, "Benchmarks"). For MessagePack, level −1 is the faster choice
+/// (0.43 of the size, 1.22–1.26×).
 pub const DEFAULT_ZSTD_LEVEL: i32 = 1;
 
 /// How a file's body is compressed before it is sealed.

@@ -41,9 +41,7 @@ const PROCESS_WRITERS: usize = 2;
 const WRITERS: usize = THREAD_WRITERS + PROCESS_WRITERS;
 
 fn manager(dir: &Path) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .directory(dir)
-        .key(key())
+    common::dir_builder(dir)
         .backups(2)
         // The base is about 20 KB and a delta about 150 bytes: a compaction every ~7 deltas.
         .compact_at(5)
@@ -352,9 +350,7 @@ impl Race {
     /// rotation before the last one dropped; deltas compacted with the base every three or
     /// four of them (the plain race's base is about 3 KB).
     fn manager(&self, dir: &Path) -> SaveLoadManager {
-        SaveLoadManager::builder()
-            .directory(dir)
-            .key(key())
+        common::dir_builder(dir)
             .backups(2)
             .compact_at(20)
             .compression(self.compression)

@@ -15,7 +15,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::game::Rng;
-use common::key;
 use savegame::{Codec, Compression, Error, SaveLoadManager, SlotId};
 use savegame_testkit::kill::{self, KillLoop};
 use serde::{Deserialize, Serialize};
@@ -44,12 +43,11 @@ struct Kills {
     padding: u64,
 }
 
-/// MessagePack, encrypted, one backup: what the child saves with, and the slot loads with.
+/// `common::dir_manager`'s settings, compressing with `compression`: what the child saves
+/// with, and the slot loads with.
 fn manager(dir: &Path, compression: Compression) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .directory(dir)
+    common::dir_builder(dir)
         .codec(Codec::MessagePack)
-        .key(key())
         .compression(compression)
         .build()
         .unwrap()

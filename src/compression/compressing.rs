@@ -61,16 +61,13 @@ pub(crate) struct Compressing<'a, 'scope, 'env> {
     buf: &'a mut Vec<u8>,
     /// Where the document starts in `buf`.
     start: usize,
-    /// The document's length so far.
-    len: usize,
     level: i32,
     threads: usize,
     scope: &'scope Scope<'scope, 'env>,
     /// Once the document has passed [`STREAM_MIN`]: its pieces and the threads compressing
     /// them.
     stream: Option<Stream<'scope>>,
-    /// Why compressing failed, if it did (an encoder reports its writer's error as its own).
-    failed: Option<String>,
+    tally: Tally,
 }
 
 impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
@@ -84,27 +81,21 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
         threads: usize,
         scope: &'scope Scope<'scope, 'env>,
     ) -> Option<Self> {
-        let Compression::Zstd { level } = compression else {
-            return None;
-        };
-        if !cfg!(feature = "zstd") {
-            return None;
-        }
+        let level = zstd_level(compression)?;
         Some(Compressing {
             start: buf.len(),
             buf,
-            len: 0,
             level,
             threads: threads.max(1),
             scope,
             stream: None,
-            failed: None,
+            tally: Tally::default(),
         })
     }
 
     /// The document's length so far.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.tally.len
     }
 
     /// The buffer before the document (where the table of contents' ranges are written once
@@ -115,7 +106,7 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
 
     /// Why compressing failed, if it did.
     pub(crate) fn failure(&self) -> Option<io::Error> {
-        self.failed.as_deref().map(io::Error::other)
+        self.tally.failure()
     }
 
     /// Puts the body together once the document is written, `body_start` being where the body
@@ -124,9 +115,7 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
     /// [`compress_into`](Compression::compress_into). Returns `true` when the buffer now
     /// holds the compressed body in place of the uncompressed one.
     pub(crate) fn finish_body(mut self, body_start: usize) -> Result<bool> {
-        if let Some(why) = self.failed.take() {
-            return Err(failed_to_compress(io::Error::other(why)));
-        }
+        self.tally.check().map_err(failed_to_compress)?;
         let Some(mut stream) = self.stream.take() else {
             return Ok(false);
         };
@@ -139,7 +128,7 @@ impl<'a, 'scope, 'env> Compressing<'a, 'scope, 'env> {
         let frames = stream.finish().map_err(failed_to_compress)?;
         // The body takes the place of the uncompressed one in the file's buffer, which kept
         // its room (the size of the slot's last file) for it.
-        let body_len = self.start - body_start + self.len;
+        let body_len = self.start - body_start + self.tally.len;
         let framed: usize = frames.values().map(Vec::len).sum();
         self.buf.truncate(body_start);
         self.buf.reserve_exact(8 + framed + tail_room(8 + framed));
@@ -174,12 +163,7 @@ impl io::Write for Compressing<'_, '_, '_> {
                 }
             }
         };
-        if let Err(e) = written {
-            self.failed = Some(e.to_string());
-            return Err(e);
-        }
-        self.len += bytes.len();
-        Ok(bytes.len())
+        self.tally.count(written, bytes.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -190,7 +174,45 @@ impl io::Write for Compressing<'_, '_, '_> {
 /// Whether a document compressed with `compression` can be compressed in pieces as it is
 /// encoded and passed on in order ([`InPieces`]): Zstandard, in a build with it.
 pub(crate) fn in_pieces(compression: Compression) -> bool {
-    cfg!(feature = "zstd") && matches!(compression, Compression::Zstd { .. })
+    zstd_level(compression).is_some()
+}
+
+/// The level of a Zstandard `compression` in a build with zstd; `None` for anything else.
+fn zstd_level(compression: Compression) -> Option<i32> {
+    match compression {
+        Compression::Zstd { level } if cfg!(feature = "zstd") => Some(level),
+        _ => None,
+    }
+}
+
+/// What a writer of a document took so far, and why it stopped, if it did: once one write
+/// failed, every later one fails for the same reason (an encoder reports its writer's error
+/// as its own).
+#[derive(Default)]
+struct Tally {
+    len: usize,
+    failed: Option<String>,
+}
+
+impl Tally {
+    /// Counts a write of `len` bytes that did `written`.
+    fn count(&mut self, written: io::Result<()>, len: usize) -> io::Result<usize> {
+        if let Err(e) = written {
+            self.failed = Some(e.to_string());
+            return Err(e);
+        }
+        self.len += len;
+        Ok(len)
+    }
+
+    fn failure(&self) -> Option<io::Error> {
+        self.failed.as_deref().map(io::Error::other)
+    }
+
+    /// `Ok` unless a write failed.
+    fn check(&self) -> io::Result<()> {
+        self.failure().map_or(Ok(()), Err)
+    }
 }
 
 /// A document compressed in pieces as it is encoded, each piece's frame passed on to `out` in
@@ -204,10 +226,7 @@ pub(crate) struct InPieces<'scope, W> {
     stream: Stream<'scope>,
     /// The number of the next frame to pass on.
     next: usize,
-    /// The document's length so far.
-    len: usize,
-    /// Why compressing or passing a frame on failed, if it did.
-    failed: Option<String>,
+    tally: Tally,
 }
 
 impl<'scope, W: io::Write> InPieces<'scope, W> {
@@ -220,24 +239,18 @@ impl<'scope, W: io::Write> InPieces<'scope, W> {
         threads: usize,
         scope: &'scope Scope<'scope, 'env>,
     ) -> Option<Self> {
-        let Compression::Zstd { level } = compression else {
-            return None;
-        };
-        if !in_pieces(compression) {
-            return None;
-        }
+        let level = zstd_level(compression)?;
         Some(InPieces {
             out,
             stream: Stream::start(level, threads, scope, true),
             next: 0,
-            len: 0,
-            failed: None,
+            tally: Tally::default(),
         })
     }
 
     /// The document's length so far.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        self.tally.len
     }
 
     /// Where the frames go.
@@ -247,15 +260,13 @@ impl<'scope, W: io::Write> InPieces<'scope, W> {
 
     /// Why compressing or passing a frame on failed, if it did.
     pub(crate) fn failure(&self) -> Option<io::Error> {
-        self.failed.as_deref().map(io::Error::other)
+        self.tally.failure()
     }
 
     /// Compresses the last piece, waits for the helpers and passes every frame left on;
     /// returns where they went.
     pub(crate) fn finish(self) -> io::Result<W> {
-        if let Some(why) = &self.failed {
-            return Err(io::Error::other(why.clone()));
-        }
+        self.tally.check()?;
         let InPieces {
             mut out,
             mut stream,
@@ -265,50 +276,41 @@ impl<'scope, W: io::Write> InPieces<'scope, W> {
         stream.flush_piece()?;
         let pieces = stream.pieces;
         let frames = stream.finish()?;
-        // Those before `next` were passed on; the rest, in order, and every piece has one.
-        if next + frames.len() != pieces {
+        // Those before `next` were passed on; the rest are every later piece's, in order.
+        if !frames.keys().map(|&(_, n)| n).eq(next..pieces) {
             return Err(io::Error::other("a piece of the document has no frame"));
         }
-        for (n, ((_, number), frame)) in frames.iter().enumerate() {
-            if *number != next + n {
-                return Err(io::Error::other("a piece of the document has no frame"));
-            }
+        for frame in frames.values() {
             out.write_all(frame)?;
         }
         Ok(out)
     }
 
-    /// Passes on the frames that are next in order.
+    /// Passes on the frames that are next in order, giving each one's buffer back as it
+    /// takes the next (one lock a frame).
     fn pass_ready(&mut self) -> io::Result<()> {
+        let mut passed: Option<Vec<u8>> = None;
         loop {
-            let frame = self
-                .stream
-                .shared
-                .board()
-                .frames
-                .remove(&(DOCUMENT, self.next));
+            let frame = {
+                let mut board = self.stream.shared.board();
+                board.frame_spare.extend(passed.take());
+                board.frames.remove(&(DOCUMENT, self.next))
+            };
             let Some(frame) = frame else {
                 return Ok(());
             };
             self.out.write_all(&frame)?;
             self.next += 1;
-            self.stream.shared.board().frame_spare.push(frame);
+            passed = Some(frame);
         }
     }
 }
 
 impl<W: io::Write> io::Write for InPieces<'_, W> {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if let Some(why) = &self.failed {
-            return Err(io::Error::other(why.clone()));
-        }
+        self.tally.check()?;
         let written = self.stream.write(bytes).and_then(|()| self.pass_ready());
-        if let Err(e) = written {
-            self.failed = Some(e.to_string());
-            return Err(e);
-        }
-        self.len += bytes.len();
-        Ok(bytes.len())
+        self.tally.count(written, bytes.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -103,7 +103,7 @@ pub(crate) use frame::open::{Opened, open};
 pub(crate) use frame::seal::{
     Protect, SealParams, SeeMementos, Source, random_nonce, seal_sources,
 };
-pub(crate) use frame::stream::{StreamError, seal_streamed};
+pub(crate) use frame::stream::{StreamError, seal_streamed, streams_compressed};
 pub use frame::{
     CRC_LEN, DEFAULT_MAX_FILE_SIZE, DEFAULT_MEMENTO_VERSION, FLAG_AUTHENTICATED, FLAG_ENCRYPTED,
     FLAG_SEGMENTED, FLAGS_COMPRESSION, FORMAT_VERSION, FORMAT_VERSION_2, FORMAT_VERSION_3,

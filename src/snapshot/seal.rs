@@ -5,7 +5,6 @@
 
 use crate::codec::Codec;
 use crate::compression::Compression;
-use crate::compression::compressing::in_pieces;
 use crate::error::Result;
 use crate::format::{
     self, FileKind, Key, Metadata, Protect, SealParams, SeeMementos, Source, StreamError,
@@ -87,7 +86,7 @@ pub(crate) fn seal_entries(
 /// ([`stream_entries`]): plain or encrypted, uncompressed or compressed in pieces (Zstandard).
 pub(crate) fn streams(with: &SealWith<'_>) -> bool {
     matches!(with.sealing, Sealing::Plain | Sealing::Encrypted(_))
-        && (with.compression == Compression::None || in_pieces(with.compression))
+        && format::streams_compressed(with.compression)
 }
 
 /// Writes the save `file` of `entries` into `sink` as it is encoded, sealed as `with` says

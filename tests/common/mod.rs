@@ -28,14 +28,15 @@ pub fn sim_manager(fs: &SimFs) -> SaveLoadManager {
     sim_builder(fs).codec(Codec::MessagePack).build().unwrap()
 }
 
+/// A builder over a real folder, encrypted with the test key, and otherwise the defaults: for
+/// the tests that vary one setting of [`dir_manager`]'s.
+pub fn dir_builder(dir: &Path) -> ManagerBuilder {
+    SaveLoadManager::builder().directory(dir).key(key())
+}
+
 /// A manager over a real folder, MessagePack, encrypted, one backup.
 pub fn dir_manager(dir: &Path) -> SaveLoadManager {
-    SaveLoadManager::builder()
-        .directory(dir)
-        .codec(Codec::MessagePack)
-        .key(key())
-        .build()
-        .unwrap()
+    dir_builder(dir).codec(Codec::MessagePack).build().unwrap()
 }
 
 /// A snapshot of a generated player and world.

@@ -176,16 +176,14 @@ pub(crate) fn seal_sources(
     };
 
     if compressed {
-        let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
-        buf[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+        mark_compressed(&mut buf, flags, params.compression);
     } else if params.compression != Compression::None {
         // Compress the body into a new buffer behind a copy of the header, metadata and nonce.
         let body = &buf[body_start..];
         let mut out = Vec::with_capacity(body_start + 8 + body.len() / 2 + tag_len + CRC_LEN);
         out.extend_from_slice(&buf[..body_start]);
         if params.compression.compress_into(body, &mut out)? {
-            let flags = flags | (params.compression.id() << COMPRESSION_SHIFT);
-            out[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+            mark_compressed(&mut out, flags, params.compression);
             out.reserve_exact(tag_len + CRC_LEN);
             buf = out;
         }
@@ -373,6 +371,13 @@ pub(super) fn write_head(
         buf.extend_from_slice(nonce);
     }
     Ok(associated_end)
+}
+
+/// Writes `flags` with `compression`'s bits into the header at the start of `file`: its body is
+/// stored compressed so.
+pub(super) fn mark_compressed(file: &mut [u8], flags: u16, compression: Compression) {
+    let flags = flags | (compression.id() << COMPRESSION_SHIFT);
+    file[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
 }
 
 /// Writes the table of contents' entry of memento `id` (at `memento_version`) with its range

@@ -27,12 +27,11 @@ use std::sync::mpsc;
 use std::thread::Scope;
 
 use super::document::{DocumentError, DocumentOut, SeeMementos, Source, write_document};
-use super::seal::{Layout, Protect, SealParams, layout, write_head, write_toc_entry};
-use super::toc::toc_entry_fixed;
-use super::{
-    COMPRESSION_SHIFT, CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_FLAGS, OFF_PAYLOAD_LEN,
-    TAG_LEN, associated_data,
+use super::seal::{
+    Layout, Protect, SealParams, layout, mark_compressed, write_head, write_toc_entry,
 };
+use super::toc::toc_entry_fixed;
+use super::{CRC_LEN, FORMAT_VERSION_3, Key, NONCE_LEN, OFF_PAYLOAD_LEN, TAG_LEN, associated_data};
 use crate::compression::Compression;
 use crate::compression::compressing::{InPieces, in_pieces, raw_frame, raw_frame_len};
 use crate::error::Error;
@@ -54,14 +53,30 @@ pub(crate) const MAX_RAW_TABLE: usize = 16 << 10;
 const IN_FLIGHT: usize = 2;
 
 /// Whether the file `params` describe can be written as it is encoded: a save (no delta) of
-/// format version 3 on, uncompressed or compressed in pieces (Zstandard; LZ4 compresses a
-/// body whole), plain or encrypted (an integrity-only file's tag covers its header, length
-/// and all).
+/// format version 3 on, its compression one that [`streams_compressed`], plain or encrypted
+/// (an integrity-only file's tag covers its header, length and all).
 pub(crate) fn streams(params: &SealParams<'_>) -> bool {
     params.format_version >= FORMAT_VERSION_3
         && params.delta.is_none()
-        && (params.compression == Compression::None || in_pieces(params.compression))
+        && streams_compressed(params.compression)
         && matches!(params.protect, Protect::Plain | Protect::Encrypted(..))
+}
+
+/// Whether a body compressed with `compression` can be written as it is encoded: none, or
+/// Zstandard in pieces (LZ4 compresses a body whole).
+pub(crate) fn streams_compressed(compression: Compression) -> bool {
+    compression == Compression::None || in_pieces(compression)
+}
+
+/// The length of the body before the document: the table of contents of `toc_len` bytes, or,
+/// `compressed`, the body's length and the table in a frame of raw blocks, whose length is
+/// known before the table's ranges are.
+fn before_document(compressed: bool, toc_len: usize) -> usize {
+    if compressed {
+        8 + raw_frame_len(toc_len)
+    } else {
+        toc_len
+    }
 }
 
 /// Why a streamed seal stopped.
@@ -105,10 +120,9 @@ pub(crate) fn seal_streamed(
     let version = params.format_version;
     let mut head = Vec::new();
     let associated_end = write_head(&mut head, params, &layout)?;
-    let compressed = params.compression != Compression::None;
+    let compressed = in_pieces(params.compression);
     if compressed {
-        let flags = layout.flags | (params.compression.id() << COMPRESSION_SHIFT);
-        head[OFF_FLAGS..OFF_FLAGS + 2].copy_from_slice(&flags.to_le_bytes());
+        mark_compressed(&mut head, layout.flags, params.compression);
     }
     let sealing = match params.protect {
         Protect::Encrypted(key, nonce) => Some((key, nonce)),
@@ -124,16 +138,9 @@ pub(crate) fn seal_streamed(
     if compressed && toc_len > MAX_RAW_TABLE {
         return Err(StreamError::SealWhole);
     }
-    // The body before the document: the table, or, compressed, the body's length and the
-    // table in a frame of its own, stored as it is so that its length is known now.
-    let before_document = if compressed {
-        8 + raw_frame_len(toc_len)
-    } else {
-        toc_len
-    };
     // Whole segments, at least one: a file whose body fits in them is written in order, at the
     // end, in one piece (a small save makes the writes a save of bytes in hand makes).
-    let held_cap = before_document.div_ceil(piece).max(1) * piece;
+    let held_cap = before_document(compressed, toc_len).div_ceil(piece).max(1) * piece;
 
     let (to_writer, from_encoder) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
     let (spare_out, spares) = mpsc::channel::<Vec<u8>>();
@@ -245,7 +252,7 @@ fn encode_body<'scope>(
             body_len: body.len,
         });
     };
-    let before_document = 8 + raw_frame_len(toc.len());
+    let before_document = before_document(true, toc.len());
     body.put(&vec![0; before_document])?;
     let mut doc =
         InPieces::new(&mut *body, params.compression, params.threads, scope).ok_or_else(|| {

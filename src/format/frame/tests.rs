@@ -70,7 +70,7 @@ const ENTRIES: [(&str, u32, &[u8]); 2] = [
 /// The same mementos at versions of their own.
 const ENTRIES_V2: [(&str, u32, &[u8]); 2] = [("player", 1, b"{\"hp\":9}"), ("world", 3, b"[1,2]")];
 
-fn fix_crc(bytes: &mut [u8]) {
+pub(super) fn fix_crc(bytes: &mut [u8]) {
     let at = bytes.len() - CRC_LEN;
     let crc = crc32fast::hash(&bytes[..at]);
     bytes[at..].copy_from_slice(&crc.to_le_bytes());

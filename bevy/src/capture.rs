@@ -27,7 +27,7 @@ use crate::layout::{
     NextMemento, RECORD_PREFIX,
 };
 use crate::manager::{Counts, SaveManager};
-use crate::tracking::{Incremental, Mark};
+use crate::tracking::{Incremental, Left, Mark};
 
 /// An empty snapshot in the manager's codec, with `metadata`.
 fn template(world: &World, metadata: Metadata) -> Result<Snapshot, SaveError> {
@@ -335,11 +335,17 @@ pub(crate) fn copy_delta(
     let mut lost: Vec<(Entity, Option<usize>)> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
-            match removal.component {
-                None => removed.push((removal.entity, removal.id)),
-                Some(_) => changed.push(removal.entity),
+            match removal.left {
+                Left::Entity => {
+                    removed.push((removal.entity, removal.id));
+                    lost.push((removal.entity, None));
+                }
+                Left::Component(index) => {
+                    changed.push(removal.entity);
+                    lost.push((removal.entity, Some(index)));
+                }
+                Left::Parent => changed.push(removal.entity),
             }
-            lost.push((removal.entity, removal.component));
         }
     }
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {

@@ -16,7 +16,7 @@ use crate::events::{
 };
 use crate::ids::NextSaveId;
 use crate::manager::{PendingHandle, SaveManager, SaveTarget};
-use crate::tracking::{Incremental, watch_saveable};
+use crate::tracking::{Incremental, watch_parents, watch_saveable};
 
 /// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
 /// report finished background saves ([`Saved`], [`SaveFailed`]) and, if asked, autosave.
@@ -85,6 +85,7 @@ impl Plugin for SavegamePlugin {
             app.insert_resource(SaveManager::new(manager));
         }
         watch_saveable(app);
+        watch_parents(app);
         app.init_resource::<SaveRegistry>()
             .init_resource::<NextSaveId>()
             .init_resource::<Incremental>()

@@ -1,7 +1,7 @@
 //! What an incremental save needs to know: for each slot the plugin saved or loaded, the
 //! world's change tick at that moment (components changed since are Bevy's change ticks
-//! newer than it), and a log of what left saved entities since (despawned entities and
-//! removed components, which leave no tick behind), kept only while a slot needs it.
+//! newer than it), and a log of what left saved entities since (despawned entities, removed
+//! components and parents, which leave no tick behind), kept only while a slot needs it.
 
 use std::collections::HashMap;
 
@@ -9,6 +9,7 @@ use bevy_app::App;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
+use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
 use bevy_ecs::query::With;
@@ -35,9 +36,18 @@ pub(crate) struct Removal {
     seq: u64,
     pub(crate) entity: Entity,
     pub(crate) id: u32,
-    /// What left: the entity itself (`None`: despawned, or its `Saveable` removed), or the
-    /// registered component of this index in the registry.
-    pub(crate) component: Option<usize>,
+    pub(crate) left: Left,
+}
+
+/// What left a saved entity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Left {
+    /// The entity itself: despawned, or its `Saveable` removed.
+    Entity,
+    /// The registered component of this index in the registry.
+    Component(usize),
+    /// Its `ChildOf`: it left its parent (which leaves no change tick on the child).
+    Parent,
 }
 
 /// The incremental saves' memory: a mark per slot, and the removal log.
@@ -73,7 +83,7 @@ impl Incremental {
         &self.log[from..]
     }
 
-    fn note(&mut self, entity: Entity, id: u32, component: Option<usize>) {
+    fn note(&mut self, entity: Entity, id: u32, left: Left) {
         if self.slots.is_empty() {
             return;
         }
@@ -83,7 +93,7 @@ impl Incremental {
             seq,
             entity,
             id,
-            component,
+            left,
         });
         if self.log.len() > LOG_LIMIT {
             let oldest = self
@@ -119,7 +129,22 @@ pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
               mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), Some(index));
+                incremental.note(entity, id.get(), Left::Component(index));
+            }
+        },
+    );
+}
+
+/// Notes the saved entities that leave their parents.
+pub(crate) fn watch_parents(app: &mut App) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        |removed: On<Remove<ChildOf>>,
+         ids: Query<&SaveId, With<Saveable>>,
+         mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), Left::Parent);
             }
         },
     );
@@ -134,7 +159,7 @@ pub(crate) fn watch_saveable(app: &mut App) {
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), None);
+                incremental.note(entity, id.get(), Left::Entity);
             }
         },
     );
@@ -142,19 +167,19 @@ pub(crate) fn watch_saveable(app: &mut App) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Incremental, Tick};
+    use super::{Incremental, Left, Tick};
     use bevy_ecs::entity::Entity;
     use savegame::SlotId;
 
     #[test]
     fn the_log_keeps_what_a_marked_slot_has_not_seen_and_nothing_else() {
         let mut inc = Incremental::default();
-        inc.note(Entity::PLACEHOLDER, 1, None);
+        inc.note(Entity::PLACEHOLDER, 1, Left::Entity);
         assert!(inc.log.is_empty(), "no slot to keep it for");
         inc.mark(SlotId::Numbered(1), Tick::new(5));
-        inc.note(Entity::PLACEHOLDER, 2, None);
+        inc.note(Entity::PLACEHOLDER, 2, Left::Entity);
         inc.mark(SlotId::Numbered(2), Tick::new(6));
-        inc.note(Entity::PLACEHOLDER, 3, Some(0));
+        inc.note(Entity::PLACEHOLDER, 3, Left::Component(0));
         let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
         let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
         let ids = |m| {

@@ -117,6 +117,8 @@ fn a_delta_holds_what_changed_and_a_new_app_loads_the_same_world() {
     let moved = entity(world, 42); // changes parent: from 40 to 50
     let parent = entity(world, 50);
     world.entity_mut(moved).insert(ChildOf(parent));
+    let dropped = entity(world, 44); // leaves its parent, 40: keeps no link
+    world.entity_mut(dropped).remove::<ChildOf>();
     for id in [703, 705, 1_203] {
         let e = entity(world, id);
         world.despawn(e);

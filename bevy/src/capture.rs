@@ -7,8 +7,11 @@
 //! are not mapped yet), one per saved child for its parent, each parent's list of children
 //! copied, and a clone of each registered resource. No hash map, no sorting, no serde: the
 //! worker builds the map from entities to ids, sorts, maps references and serializes. A delta:
-//! one pass per registered component over its change ticks, then the changed entities' values
-//! cloned (and their references mapped, by looking their targets up).
+//! one pass per registered component over its change ticks, cloning each changed value as it
+//! passes (its references mapped, by looking their targets up); one pass each over
+//! `Saveable`'s, `ChildOf`'s and `Children`'s ticks for the entities whose record it writes
+//! (newly saved, or moved in the hierarchy: each looked up for its parent and place), and the
+//! newly saved entities' every value. An entity whose values alone changed costs only them.
 
 use std::ops::Range;
 
@@ -19,12 +22,12 @@ use bevy_ecs::query::{Changed, Has, With, Without};
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, Snapshot};
 
-use crate::entry::{Column, Info, SaveRegistry, changed_component, entity_memento_id};
+use crate::entry::{Column, Info, SaveRegistry, changed_component};
 use crate::error::SaveError;
 use crate::ids::{EntityIds, NextSaveId, SaveId, Saveable};
 use crate::layout::{
     ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
-    NextMemento, RECORD_PREFIX,
+    NextMemento, RecordsMemento, delta_id,
 };
 use crate::manager::{Counts, SaveManager};
 use crate::tracking::{Incremental, Left, Mark};
@@ -285,23 +288,17 @@ fn sorted_ids(entities: &[(Entity, u32)]) -> Result<Vec<u32>, u32> {
 /// What a delta copied in the frame.
 pub(crate) struct DeltaCopy {
     snapshot: Snapshot,
-    /// The entities it writes: their ids and records.
-    written: Vec<(u32, EntityRecord)>,
-    /// The values a written entity may have lost since the slot's last save, by its id: one
-    /// registered component's (by its index in the registry), or every one's (`None`: the
-    /// entity stopped being saved in between). Only these can have a memento of an earlier
-    /// delta to delete: a written entity's other values are its column's in the base, which
-    /// a load reads for no entity a delta wrote.
-    deletions: Vec<(u32, Option<usize>)>,
+    /// The delta's number since the slot's last full save: its rows' ids end in it.
+    number: u64,
+    /// The records it writes: of the entities written whole, and of those whose place in the
+    /// hierarchy changed.
+    records: Vec<(u32, EntityRecord)>,
     /// The ids it removes.
     removed: Vec<u32>,
     next: u32,
     columns: Vec<(Info, Box<dyn Column>)>,
     resources: Vec<(Info, Box<dyn Column>)>,
     unsaved_references: usize,
-    /// Every registered component's memento id, for the deletions of the values an entity
-    /// no longer has.
-    component_ids: Vec<String>,
     /// Saved entities in the world.
     entities: usize,
 }
@@ -315,57 +312,51 @@ pub(crate) fn copy_delta(
     now: Tick,
 ) -> Result<DeltaCopy, SaveError> {
     let snapshot = template(world, metadata)?;
-    let fresh = without_ids(world);
-    let mut changed: Vec<Entity> = fresh.clone();
-    if !fresh.is_empty() {
-        give_ids(world, &fresh)?;
+    // Entities the delta writes whole (their record, and each value, or its loss): those newly
+    // saved, spawned or with `Saveable` put (back) on; a value lost while not saved left no
+    // trace.
+    let mut whole = without_ids(world);
+    if !whole.is_empty() {
+        give_ids(world, &whole)?;
     }
     let since = mark.tick;
-    changed_component::<Saveable>(world, since, &mut changed);
-    changed_component::<ChildOf>(world, since, &mut changed);
+    changed_component::<Saveable>(world, since, &mut whole);
+    whole.sort_unstable();
+    whole.dedup();
+    // Entities whose record the delta writes: the whole ones, and those whose place in the
+    // hierarchy changed.
+    let mut moved = whole.clone();
+    changed_component::<ChildOf>(world, since, &mut moved);
     // A parent whose children were reordered: each saved child's place changed.
     world.last_change_tick_scope(since, |world| {
         let mut query = world.query_filtered::<&Children, Changed<Children>>();
         for list in query.iter(world) {
-            changed.extend_from_slice(list);
+            moved.extend_from_slice(list);
         }
     });
+    // What left saved entities since the mark: the entity itself, its parent, or one of its
+    // components (by the component's index in the registry).
     let mut removed: Vec<(Entity, u32)> = Vec::new();
-    // What left saved entities since the mark: the entity itself (`None`) or one component.
-    let mut lost: Vec<(Entity, Option<usize>)> = Vec::new();
+    let mut lost: Vec<(usize, u32)> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
             match removal.left {
-                Left::Entity => {
-                    removed.push((removal.entity, removal.id));
-                    lost.push((removal.entity, None));
-                }
-                Left::Component(index) => {
-                    changed.push(removal.entity);
-                    lost.push((removal.entity, Some(index)));
-                }
-                Left::Parent => changed.push(removal.entity),
+                Left::Entity => removed.push((removal.entity, removal.id)),
+                Left::Parent => moved.push(removal.entity),
+                Left::Component(index) => lost.push((index, removal.id)),
             }
         }
     }
+    moved.sort_unstable();
+    moved.dedup();
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {
         registry.check()?;
-        for entry in &registry.components {
-            (entry.changed)(world, since, &mut changed);
-        }
-        changed.sort_unstable();
-        changed.dedup();
-        let (written, records) = records_of(world, &changed)?;
-        // `written` is in the order of the entities.
-        let mut deletions: Vec<(u32, Option<usize>)> = lost
-            .iter()
-            .filter_map(|(entity, which)| {
-                let at = written.binary_search_by_key(entity, |(e, _)| *e).ok()?;
-                written.get(at).map(|(_, id)| (*id, *which))
-            })
+        let (linked, records) = records_of(world, &moved)?;
+        // `linked` is in the order of the entities, as `whole` is.
+        let whole: Vec<(Entity, u32)> = linked
+            .into_iter()
+            .filter(|(entity, _)| whole.binary_search(entity).is_ok())
             .collect();
-        deletions.sort_unstable();
-        deletions.dedup();
         let mut gone: Vec<u32> = removed
             .iter()
             .filter(|(entity, id)| {
@@ -378,10 +369,18 @@ pub(crate) fn copy_delta(
             .collect();
         gone.sort_unstable();
         gone.dedup();
+        // A removed entity's values went with it (a despawn removes each component).
+        lost.retain(|(_, id)| gone.binary_search(id).is_err());
+        lost.sort_unstable();
+        lost.dedup();
         let mut unsaved = 0;
         let mut columns = Vec::with_capacity(registry.components.len());
-        for entry in &registry.components {
-            let copied = (entry.copy_some)(world, &written, &mut unsaved);
+        for (index, entry) in registry.components.iter().enumerate() {
+            let from = lost.partition_point(|(i, _)| *i < index);
+            let to = lost.partition_point(|(i, _)| *i <= index);
+            let its = lost.get(from..to).unwrap_or_default();
+            let its: Vec<u32> = its.iter().map(|(_, id)| *id).collect();
+            let copied = (entry.copy_delta)(world, since, &whole, its, &mut unsaved);
             columns.push((entry.info.clone(), copied));
         }
         let mut resources = Vec::new();
@@ -394,18 +393,13 @@ pub(crate) fn copy_delta(
         }
         Ok(DeltaCopy {
             snapshot,
-            written: records,
-            deletions,
+            number: mark.delta,
+            records,
             removed: gone,
             next: world.get_resource::<NextSaveId>().map_or(0, |n| n.0),
             columns,
             resources,
             unsaved_references: unsaved,
-            component_ids: registry
-                .components
-                .iter()
-                .map(|e| e.info.id.clone())
-                .collect(),
             entities: saved_count(world),
         })
     })
@@ -488,71 +482,61 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
 }
 
 impl DeltaCopy {
-    /// Makes the delta's snapshot (on the manager's worker): a record and the values of each
-    /// written entity, the deletion of the values it lost since the last save, a record for each removed
-    /// one, the next id and the changed resources.
+    /// Makes the delta's snapshot (on the manager's worker): its rows (see
+    /// [`layout`](crate::layout)): the records of the entities newly saved, moved in the
+    /// hierarchy or removed, and each component's changed values and losses; the next id and
+    /// the changed resources.
     ///
     /// # Errors
     /// [`SaveError::Serialize`] for a value the codec refuses.
     pub(crate) fn make(self) -> Result<(Snapshot, Counts), SaveError> {
         let DeltaCopy {
             mut snapshot,
-            written,
-            deletions,
+            number,
+            records,
             removed,
             next,
             columns,
             resources,
             unsaved_references,
-            component_ids,
             entities,
         } = self;
-        let mut id = String::new();
-        for (entity, record) in &written {
-            entity_memento_id(&mut id, RECORD_PREFIX, *entity);
-            snapshot.capture_memento(&id, record)?;
+        // The entities it writes something of: a record, a value, a loss.
+        let mut written: Vec<u32> = records.iter().map(|(id, _)| *id).collect();
+        for (_, column) in &columns {
+            column.touched(&mut written);
         }
-        let gone = EntityRecord {
-            saved: false,
-            parent: None,
-            position: None,
-        };
-        for entity in &removed {
-            entity_memento_id(&mut id, RECORD_PREFIX, *entity);
-            snapshot.capture_memento(&id, &gone)?;
-            for base in &component_ids {
-                entity_memento_id(&mut id, base, *entity);
-                snapshot.mark_deleted(&id)?;
-            }
-        }
-        for (index, (info, column)) in columns.into_iter().enumerate() {
-            let mut has: Vec<u32> = column.ids().to_vec();
-            has.sort_unstable();
-            column.write_each(&mut snapshot, &info)?;
-            let lost = deletions
-                .iter()
-                .filter(|(entity, which)| {
-                    which.is_none_or(|w| w == index) && has.binary_search(entity).is_err()
-                })
-                .map(|(entity, _)| *entity);
-            for entity in lost {
-                entity_memento_id(&mut id, &info.id, entity);
-                snapshot.mark_deleted(&id)?;
-            }
-        }
-        for (info, column) in resources {
-            column.write_each(&mut snapshot, &info)?;
-        }
-        // New ids come with the entities written (a spawned one, a parent given an id).
-        if !written.is_empty() {
-            snapshot.capture_memento(NEXT_ID, &NextMemento { next })?;
-        }
+        written.sort_unstable();
+        written.dedup();
         let counts = Counts {
             entities,
             unsaved_references,
             written: written.len(),
             removed: removed.len(),
         };
+        // New ids come with records (a spawned entity, a parent given an id).
+        let new_ids = !records.is_empty();
+        if !records.is_empty() || !removed.is_empty() {
+            let gone = EntityRecord {
+                saved: false,
+                parent: None,
+                position: None,
+            };
+            let (mut ids, mut records): (Vec<u32>, Vec<EntityRecord>) = records.into_iter().unzip();
+            ids.extend_from_slice(&removed);
+            records.resize(ids.len(), gone);
+            let rows = RecordsMemento { ids, records };
+            snapshot.capture_memento(&delta_id(ENTITIES_ID, number), &rows)?;
+        }
+        for (info, column) in columns {
+            column.write_delta(&mut snapshot, &info, number)?;
+        }
+        for (info, column) in resources {
+            column.write_delta(&mut snapshot, &info, number)?;
+        }
+        if new_ids {
+            snapshot.capture_memento(NEXT_ID, &NextMemento { next })?;
+        }
         Ok((snapshot, counts))
     }
 }

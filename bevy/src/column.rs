@@ -3,12 +3,17 @@
 //! (in a load). [`entry`](crate::entry) erases the types behind function pointers.
 //!
 //! A full save writes a component as one memento, its column: `component/<name>` with the ids
-//! of the entities that have it, ascending, and their values in the same order. A delta writes
-//! one memento per entity it changed: `component/<name>/<id>`, the value alone.
+//! of the entities that have it and their values in the same order. Delta `n` writes its rows
+//! in the same shape, with the entities that lost the component: `component/<name>+<n>`
+//! (deltas of the older layout wrote one memento per entity, `component/<name>/<id>`, which
+//! loads still read).
 
+use std::collections::BTreeMap;
+
+use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::With;
+use bevy_ecs::query::{Changed, With};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use serde::de::DeserializeOwned;
@@ -17,9 +22,10 @@ use serde::{Deserialize, Serialize};
 use crate::entry::{Column, Info, Pending, entity_memento_id};
 use crate::error::SaveError;
 use crate::ids::{EntityIds, FromStable, IdMap, SaveId, Saveable, ToStable, WorldMapper};
+use crate::layout::{DELTA_MARK, Rewritten, delta_id};
 use savegame::{MementoTypes, Snapshot};
 
-/// A component's memento in a full save: the ids of the entities that have it, ascending, and
+/// A component's memento in a full save: the ids of the entities that have it (not sorted), and
 /// their values in the same order (entity references written as their targets' ids).
 #[derive(Serialize)]
 pub(crate) struct ColumnOut<'a, T> {
@@ -34,22 +40,49 @@ pub(crate) struct ColumnIn<T> {
     pub(crate) values: Vec<T>,
 }
 
+/// A delta's rows of a component: the values it writes, with their entities' ids, and the
+/// ids of the entities that lost the component (see [`layout`](crate::layout)).
+#[derive(Serialize)]
+pub(crate) struct RowsOut<'a, T> {
+    pub(crate) entities: &'a [u32],
+    pub(crate) values: &'a [T],
+    pub(crate) lost: &'a [u32],
+}
+
+/// Serialize too, for the schema guard's probes (the same fields as [`RowsOut`]).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct RowsIn<T> {
+    pub(crate) entities: Vec<u32>,
+    pub(crate) values: Vec<T>,
+    #[serde(default)]
+    pub(crate) lost: Vec<u32>,
+}
+
 /// The values of one component type copied in the frame: each with its entity's id, and the
-/// entity (to name it if its value does not serialize).
+/// entity (to name it if its value does not serialize); for a delta, also the ids of the
+/// entities that lost it.
 pub(crate) struct Copied<T> {
     pub(crate) ids: Vec<u32>,
     pub(crate) entities: Vec<Entity>,
     pub(crate) values: Vec<T>,
+    pub(crate) lost: Vec<u32>,
+}
+
+impl<T> Copied<T> {
+    fn empty() -> Self {
+        Copied {
+            ids: Vec::new(),
+            entities: Vec::new(),
+            values: Vec::new(),
+            lost: Vec::new(),
+        }
+    }
 }
 
 impl<T: Component + Clone> Copied<T> {
     /// Copies every saved entity's `T` (its references not mapped yet: the worker maps them).
     pub(crate) fn all(world: &World) -> Self {
-        let mut copied = Copied {
-            ids: Vec::new(),
-            entities: Vec::new(),
-            values: Vec::new(),
-        };
+        let mut copied = Copied::empty();
         // No state: the world has never had a `T` or a saved entity, so none has one.
         let Some(mut query) = world.try_query_filtered::<(Entity, &SaveId, &T), With<Saveable>>()
         else {
@@ -72,13 +105,9 @@ impl<T: Component + Clone> Copied<T> {
     /// Copies `T` of the given saved entities that have it, their references mapped now (a
     /// delta's worker has no map of the whole world); adds the references to unsaved entities
     /// to `unsaved`.
-    pub(crate) fn some(world: &World, entities: &[(Entity, u32)], unsaved: &mut usize) -> Self {
+    fn some(world: &World, entities: &[(Entity, u32)], unsaved: &mut usize) -> Self {
         let mut mapper = WorldMapper { world, unsaved: 0 };
-        let mut copied = Copied {
-            ids: Vec::new(),
-            entities: Vec::new(),
-            values: Vec::new(),
-        };
+        let mut copied = Copied::empty();
         // A query's state looks each entity up without finding `T`'s column by its type
         // again, as `World::get` does.
         let Some(state) = world.try_query::<&T>() else {
@@ -95,6 +124,60 @@ impl<T: Component + Clone> Copied<T> {
             }
         }
         *unsaved += mapper.unsaved;
+        copied
+    }
+}
+
+impl<T: Component + Clone> Copied<T> {
+    /// A delta's rows of `T`, references mapped now (a delta's worker has no map of the whole
+    /// world): the value of each saved entity whose `T` was added or changed since `since`
+    /// (Bevy's change ticks, read in the same pass as the values), but for the `whole` ones
+    /// (ascending by entity); then every value of the `whole` ones, each that lacks `T` among
+    /// the `lost`, with `lost` (the ids of entities that lost `T` since). Adds the references
+    /// to unsaved entities to `unsaved`.
+    pub(crate) fn delta(
+        world: &mut World,
+        since: Tick,
+        whole: &[(Entity, u32)],
+        lost: Vec<u32>,
+        unsaved: &mut usize,
+    ) -> Self {
+        let mut copied = world.last_change_tick_scope(since, |world| {
+            let world: &World = world;
+            let mut copied = Copied::empty();
+            let Some(mut query) =
+                world.try_query_filtered::<(Entity, &SaveId, &T), (With<Saveable>, Changed<T>)>()
+            else {
+                return copied;
+            };
+            let mut mapper = WorldMapper { world, unsaved: 0 };
+            for (entity, id, value) in query.iter(world) {
+                if whole.binary_search_by_key(&entity, |(e, _)| *e).is_ok() {
+                    continue;
+                }
+                let mut value = value.clone();
+                T::map_entities(&mut value, &mut mapper);
+                copied.ids.push(id.get());
+                copied.entities.push(entity);
+                copied.values.push(value);
+            }
+            *unsaved += mapper.unsaved;
+            copied
+        });
+        copied.lost = lost;
+        if !whole.is_empty() {
+            let mut some = Copied::<T>::some(world, whole, unsaved);
+            // `some` is in the order of `whole`: the ones it skipped lack `T`.
+            let mut has = some.entities.iter().peekable();
+            for (entity, id) in whole {
+                if has.next_if_eq(&entity).is_none() {
+                    copied.lost.push(*id);
+                }
+            }
+            copied.ids.append(&mut some.ids);
+            copied.entities.append(&mut some.entities);
+            copied.values.append(&mut some.values);
+        }
         copied
     }
 }
@@ -116,13 +199,15 @@ pub(crate) fn copy_all<T: Component + Serialize + Clone>(world: &World) -> Box<d
     Box::new(Copied::<T>::all(world))
 }
 
-/// Copies `T` of the given saved entities ([`Copied::some`]).
-pub(crate) fn copy_some<T: Component + Serialize + Clone>(
-    world: &World,
-    entities: &[(Entity, u32)],
+/// A delta's rows of `T` ([`Copied::delta`]).
+pub(crate) fn copy_delta<T: Component + Serialize + Clone>(
+    world: &mut World,
+    since: Tick,
+    whole: &[(Entity, u32)],
+    lost: Vec<u32>,
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
-    Box::new(Copied::<T>::some(world, entities, unsaved))
+    Box::new(Copied::<T>::delta(world, since, whole, lost, unsaved))
 }
 
 /// Names the first value that does not serialize alone, for the error.
@@ -137,10 +222,6 @@ fn culprit<T: Serialize>(copied: &Copied<T>, snapshot: &Snapshot) -> Option<Enti
 }
 
 impl<T: Component + Serialize + Send> Column for Copied<T> {
-    fn ids(&self) -> &[u32] {
-        &self.ids
-    }
-
     fn write_column(
         mut self: Box<Self>,
         ids: &EntityIds,
@@ -162,19 +243,32 @@ impl<T: Component + Serialize + Send> Column for Copied<T> {
         Ok(unsaved)
     }
 
-    fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError> {
-        let mut id = String::with_capacity(info.id.len() + 11);
-        for ((save_id, entity), value) in self.ids.iter().zip(&self.entities).zip(&self.values) {
-            entity_memento_id(&mut id, &info.id, *save_id);
-            snapshot
-                .capture_memento_versioned(&id, value, info.version)
-                .map_err(|source| SaveError::Serialize {
-                    type_name: info.type_name,
-                    entity: Some(*entity),
-                    source: Box::new(source),
-                })?;
+    fn touched(&self, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.ids);
+        out.extend_from_slice(&self.lost);
+    }
+
+    fn write_delta(
+        self: Box<Self>,
+        snapshot: &mut Snapshot,
+        info: &Info,
+        number: u64,
+    ) -> Result<(), SaveError> {
+        if self.ids.is_empty() && self.lost.is_empty() {
+            return Ok(());
         }
-        Ok(())
+        let rows = RowsOut {
+            entities: &self.ids,
+            values: &self.values,
+            lost: &self.lost,
+        };
+        snapshot
+            .capture_memento_versioned(&delta_id(&info.id, number), &rows, info.version)
+            .map_err(|source| SaveError::Serialize {
+                type_name: info.type_name,
+                entity: culprit(&self, snapshot),
+                source: Box::new(source),
+            })
     }
 }
 
@@ -194,20 +288,23 @@ pub(crate) fn copy_resource<R: Resource + Serialize + Clone>(
 }
 
 impl<R: Resource + Serialize> Column for CopiedResource<R> {
-    fn ids(&self) -> &[u32] {
-        &[]
-    }
-
     fn write_column(
         self: Box<Self>,
         _ids: &EntityIds,
         snapshot: &mut Snapshot,
         info: &Info,
     ) -> Result<usize, SaveError> {
-        self.write_each(snapshot, info).map(|()| 0)
+        self.write_delta(snapshot, info, 0).map(|()| 0)
     }
 
-    fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError> {
+    fn touched(&self, _out: &mut Vec<u32>) {}
+
+    fn write_delta(
+        self: Box<Self>,
+        snapshot: &mut Snapshot,
+        info: &Info,
+        _number: u64,
+    ) -> Result<(), SaveError> {
         snapshot
             .capture_memento_versioned(&info.id, &self.0, info.version)
             .map_err(|source| SaveError::Serialize {
@@ -236,54 +333,83 @@ pub(crate) fn decode_memento<M: DeserializeOwned>(
         })
 }
 
-/// Decodes a component's values: its column (for the entities no delta rewrote) and its
-/// per-entity mementos (for those a delta did: `rewritten`).
+/// Decodes a component's values: its column (for the entities no delta rewrote) and the rows
+/// of the last delta that wrote each of the others.
 pub(crate) fn decode_component<T: Component + DeserializeOwned + Send>(
     _world: &World,
     snapshot: &Snapshot,
     info: &Info,
-    rewritten: &[u32],
+    rewritten: &Rewritten,
 ) -> Result<Box<dyn Pending>, SaveError> {
     let rows = decode_rows::<T, T>(snapshot, info, rewritten, Ok)?;
     Ok(Box::new(Decoded(rows)))
 }
 
-/// A component's rows, each value decoded as `V` and made a `T` by `convert`: its column's
-/// (but for the `rewritten` ids) and the rewritten ids' own mementos.
+/// A component's rows, each value decoded as `V` and made a `T` by `convert`: its column's,
+/// then each delta's rows in order (a value replaces the entity's, a loss removes it); for an
+/// entity a delta of the older layout rewrote, its own memento instead of the column's.
 pub(crate) fn decode_rows<V: DeserializeOwned, T>(
     snapshot: &Snapshot,
     info: &Info,
-    rewritten: &[u32],
+    rewritten: &Rewritten,
     mut convert: impl FnMut(V) -> Result<T, SaveError>,
 ) -> Result<Vec<(u32, T)>, SaveError> {
+    // What the deltas say, by id: the value an entity's last delta gave it, or none (a loss).
+    let mut changed: BTreeMap<u32, Option<T>> = BTreeMap::new();
+    let mut id = String::new();
+    let ids = rewritten.ids.iter().zip(&rewritten.last);
+    // A delta of the older layout: each entity it wrote has its own memento, or no value.
+    for (save_id, _) in ids.filter(|(_, last)| **last == 0) {
+        entity_memento_id(&mut id, &info.id, *save_id);
+        let value = if snapshot.contains(&id) {
+            Some(convert(decode_memento(snapshot, &id, info)?)?)
+        } else {
+            None
+        };
+        changed.insert(*save_id, value);
+    }
+    for &n in &rewritten.deltas {
+        let id = delta_id(&info.id, n);
+        if !snapshot.contains(&id) {
+            continue;
+        }
+        let delta: RowsIn<V> = decode_memento(snapshot, &id, info)?;
+        check_lengths(&id, delta.entities.len(), delta.values.len())?;
+        for save_id in delta.lost {
+            changed.insert(save_id, None);
+        }
+        for (save_id, value) in delta.entities.into_iter().zip(delta.values) {
+            changed.insert(save_id, Some(convert(value)?));
+        }
+    }
     let mut rows: Vec<(u32, T)> = Vec::new();
     if snapshot.contains(&info.id) {
         let column: ColumnIn<V> = decode_memento(snapshot, &info.id, info)?;
-        if column.entities.len() != column.values.len() {
-            return Err(SaveError::Malformed {
-                id: info.id.clone(),
-                reason: format!(
-                    "{} entities but {} values",
-                    column.entities.len(),
-                    column.values.len()
-                ),
-            });
-        }
+        check_lengths(&info.id, column.entities.len(), column.values.len())?;
         rows.reserve(column.entities.len());
         for (id, value) in column.entities.into_iter().zip(column.values) {
-            if rewritten.is_empty() || rewritten.binary_search(&id).is_err() {
+            if changed.is_empty() || !changed.contains_key(&id) {
                 rows.push((id, convert(value)?));
             }
         }
     }
-    let mut id = String::new();
-    for save_id in rewritten {
-        entity_memento_id(&mut id, &info.id, *save_id);
-        if snapshot.contains(&id) {
-            rows.push((*save_id, convert(decode_memento(snapshot, &id, info)?)?));
-        }
-    }
+    rows.extend(
+        changed
+            .into_iter()
+            .filter_map(|(id, value)| Some((id, value?))),
+    );
     Ok(rows)
+}
+
+/// A column-shaped memento must have a value for each entity.
+fn check_lengths(id: &str, entities: usize, values: usize) -> Result<(), SaveError> {
+    if entities == values {
+        return Ok(());
+    }
+    Err(SaveError::Malformed {
+        id: id.to_owned(),
+        reason: format!("{entities} entities but {values} values"),
+    })
 }
 
 /// A component's decoded values, waiting for the world.
@@ -321,7 +447,7 @@ pub(crate) fn decode_resource<R: Resource + DeserializeOwned>(
     _world: &World,
     snapshot: &Snapshot,
     info: &Info,
-    _rewritten: &[u32],
+    _rewritten: &Rewritten,
 ) -> Result<Box<dyn Pending>, SaveError> {
     if !snapshot.contains(&info.id) {
         return Ok(Box::new(NoResource));
@@ -365,12 +491,14 @@ pub(crate) fn remove_component<T: Component>(world: &mut World, entity: Entity) 
     }
 }
 
-/// Lists a component's memento types: its column, and its per-entity values.
+/// Lists a component's memento types: its column, a delta's rows (the column's shape), and
+/// the per-entity values of deltas of the older layout (which loads still read).
 pub(crate) fn describe_component<T: Component + Serialize + DeserializeOwned>(
     types: &mut MementoTypes,
     info: &Info,
 ) -> savegame::Result<()> {
     types.memento::<ColumnIn<T>>(info.id.clone(), info.version)?;
+    types.memento::<RowsIn<T>>(format!("{}{DELTA_MARK}*", info.id), info.version)?;
     types.memento::<T>(format!("{}/*", info.id), info.version)
 }
 

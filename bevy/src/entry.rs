@@ -16,6 +16,7 @@ use bevy_ecs::world::World;
 
 use crate::error::SaveError;
 use crate::ids::{EntityIds, IdMap, Saveable};
+use crate::layout::{DELTA_MARK, Rewritten};
 use crate::tracking;
 use savegame::{MementoTypes, Snapshot};
 
@@ -47,8 +48,6 @@ pub(crate) struct Info {
 /// Values of one registered type copied out of the world in the frame, on their way to the
 /// manager's worker, which writes them into the snapshot.
 pub(crate) trait Column: Send {
-    /// The ids of the entities whose values it holds (none for a resource).
-    fn ids(&self) -> &[u32];
     /// Writes the type's memento of a full save (a component's column), its entity references
     /// mapped through `ids` (entity to stable id); returns how many pointed at unsaved
     /// entities.
@@ -58,8 +57,18 @@ pub(crate) trait Column: Send {
         snapshot: &mut Snapshot,
         info: &Info,
     ) -> Result<usize, SaveError>;
-    /// Writes a delta's mementos: one per entity (references mapped in the frame already).
-    fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError>;
+    /// Adds the ids of the entities whose rows it holds for a delta (values and losses).
+    fn touched(&self, out: &mut Vec<u32>);
+    /// Writes what delta `number` holds of the type (references mapped in the frame already):
+    /// a component's rows (its values with their entities' ids, and the ids of the entities
+    /// that lost it) as `<id>+<number>`, nothing when it has none; a resource's value under its
+    /// own id.
+    fn write_delta(
+        self: Box<Self>,
+        snapshot: &mut Snapshot,
+        info: &Info,
+        number: u64,
+    ) -> Result<(), SaveError>;
 }
 
 /// A decoded memento, waiting to be put into the world once every memento has decoded.
@@ -73,10 +82,11 @@ pub(crate) trait Pending: Send {
 
 /// Decodes a registered type's mementos (see [`ComponentEntry::decode`]).
 pub(crate) type DecodeFn =
-    fn(&World, &Snapshot, &Info, &[u32]) -> Result<Box<dyn Pending>, SaveError>;
+    fn(&World, &Snapshot, &Info, &Rewritten) -> Result<Box<dyn Pending>, SaveError>;
 
-/// Copies the values of the saved entities given (see [`ComponentEntry::copy_some`]).
-pub(crate) type CopySomeFn = fn(&World, &[(Entity, u32)], &mut usize) -> Box<dyn Column>;
+/// Copies a delta's rows of a component (see [`ComponentEntry::copy_delta`]).
+pub(crate) type CopyDeltaFn =
+    fn(&mut World, Tick, &[(Entity, u32)], Vec<u32>, &mut usize) -> Box<dyn Column>;
 
 /// Removes a registered component from an entity (see [`ComponentEntry::remove`]).
 pub(crate) type RemoveFn = fn(&mut World, Entity);
@@ -86,15 +96,13 @@ pub(crate) struct ComponentEntry {
     pub(crate) info: Info,
     /// Copies every saved entity's value (for a full save).
     pub(crate) copy_all: fn(&World) -> Box<dyn Column>,
-    /// Copies the values of these saved entities, references mapped (for a delta); adds the
-    /// references to unsaved entities to the count.
-    pub(crate) copy_some: CopySomeFn,
-    /// Adds the saved entities whose value was added or changed since the tick (up to the
-    /// world's change tick) to the list.
-    pub(crate) changed: fn(&mut World, Tick, &mut Vec<Entity>),
-    /// Decodes the type's values from a snapshot: its column, and the per-entity mementos of
-    /// the ids given (entities a delta rewrote, ascending). The world is read, not changed
-    /// (a reflected type's registry is in it).
+    /// Copies a delta's rows, references mapped: the values added or changed since the tick
+    /// (up to the world's change tick), and every value of the entities given (which it
+    /// writes whole), with the ids of the entities that lost the component (given, and the
+    /// whole ones that lack it); adds the references to unsaved entities to the count.
+    pub(crate) copy_delta: CopyDeltaFn,
+    /// Decodes the type's values from a snapshot: its column, then each delta's rows in
+    /// order. The world is read, not changed (a reflected type's registry is in it).
     pub(crate) decode: DecodeFn,
     /// Removes the component from an entity.
     pub(crate) remove: RemoveFn,
@@ -130,6 +138,12 @@ impl SaveRegistry {
             .map(|e| &e.info)
             .chain(self.resources.iter().map(|e| &e.info));
         for info in infos {
+            if info.id.contains(DELTA_MARK) {
+                return Err(SaveError::BadName {
+                    name: info.id.clone(),
+                    type_name: info.type_name,
+                });
+            }
             if let Some(first) = seen.insert(&info.id, info.type_name) {
                 return Err(SaveError::DuplicateName {
                     name: info.id.clone(),

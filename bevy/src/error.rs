@@ -60,6 +60,15 @@ pub enum SaveError {
         /// The other.
         second: &'static str,
     },
+    /// A registered type's name holds `+`, which in a save marks a delta's rows of a memento
+    /// (`component/Health+3`).
+    #[error("{type_name} is registered under the name {name:?}, which holds a '+'")]
+    BadName {
+        /// The name.
+        name: String,
+        /// The type.
+        type_name: &'static str,
+    },
     /// Every stable id is taken (more than four billion saved entities were ever spawned).
     #[error("no save ids are left")]
     IdsExhausted,

@@ -214,8 +214,11 @@ impl SaveCommand {
         let follow = slot.filter(|_| incremental || mark.is_some());
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
+        // The number the slot's next delta takes: 1 after a full save.
+        let mut next_delta = 1;
         let handle = match (slot, mark.filter(|_| incremental)) {
             (Some(slot), Some(mark)) => {
+                next_delta = mark.delta + 1;
                 let copy = copy_delta(world, metadata, mark, now)?;
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
@@ -240,7 +243,9 @@ impl SaveCommand {
             }
         };
         if let Some(slot) = follow {
-            world.resource_mut::<Incremental>().mark(slot, now);
+            world
+                .resource_mut::<Incremental>()
+                .mark(slot, now, next_delta);
         }
         // Changes made after this, in this frame, are newer than the mark.
         world.increment_change_tick();
@@ -289,7 +294,7 @@ impl LoadCommand {
         let now = world.change_tick();
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if incremental.mark_of(self.slot).is_some() {
-            incremental.mark(self.slot, now);
+            incremental.mark(self.slot, now, restored.last_delta + 1);
         }
         world.increment_change_tick();
         Ok(Loaded {

@@ -5,16 +5,28 @@
 //! |---|---|
 //! | `bevy/entities` | `ids`: the stable ids of every saved entity, ascending; `next`: the next id to give out |
 //! | `bevy/hierarchy` | `children`, `parents`, `positions`: a saved child, its parent (saved or not), and the child's place among all the parent's children; in each parent's order of children |
-//! | `component/<name>` | `entities`: the ids of the saved entities that have the component, ascending; `values`: their values, in the same order |
+//! | `component/<name>` | `entities`: the ids of the saved entities that have the component, in the world's order (not sorted); `values`: their values, in the same order |
 //! | `resource/<name>` | the resource's value |
 //!
-//! An incremental save (a delta) adds, for each entity it writes:
+//! An incremental save (a delta) adds its rows, under its number `<n>` (1 for the first delta
+//! after a full save, then 2, 3, …):
 //!
 //! | memento | holds |
 //! |---|---|
-//! | `bevy/entity/<id>` | the entity's record: `saved` (false: it was despawned or stopped being saved), `parent`, `position`; it replaces what the full save says of the entity |
-//! | `component/<name>/<id>` | the entity's value of each component it has (deleted when it lost the component since the last save: a load reads no base column for an entity a delta wrote) |
+//! | `bevy/entities+<n>` | `ids`, `records`: the entities newly saved (spawned, or `Saveable` put back on), moved in the hierarchy (a new parent, none, or a new place among the children) or removed (despawned, or no longer saved), and each one's record: `saved` (false: removed), `parent`, `position`. A record replaces what the full save and earlier deltas say of the entity's membership and link |
+//! | `component/<name>+<n>` | `entities`, `values`: the values added or changed since the last save, and every value of a newly saved entity; `lost`: the entities that lost the component (a newly saved entity lacking it among them) |
 //! | `bevy/next` | `next`, the next id to give out |
+//!
+//! A load starts from the full save's mementos and applies the deltas in the order of their
+//! numbers: a value replaces the entity's, a loss removes it, a record replaces its membership
+//! and link. A compaction folds the rows into the base as they are; the plugin's next
+//! incremental save of the slot is then a full one.
+//!
+//! Deltas written before rows (`fixtures/v2-deltas.sav`) hold one memento per entity instead,
+//! which loads still read: `bevy/entity/<id>` (its record) and `component/<name>/<id>` (its
+//! value of each component it has; deleted when it lost the component); such an entity has no
+//! other values. A slot never holds both kinds: its first incremental save in a run is a full
+//! one.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,8 +34,12 @@ use serde::{Deserialize, Serialize};
 pub(crate) const ENTITIES_ID: &str = "bevy/entities";
 /// The memento of the parent/child links of saved entities.
 pub(crate) const HIERARCHY_ID: &str = "bevy/hierarchy";
-/// The prefix of a delta's entity records: `bevy/entity/12`.
+/// The prefix of the entity records of deltas written before they were batched:
+/// `bevy/entity/12`.
 pub(crate) const RECORD_PREFIX: &str = "bevy/entity";
+/// What comes between a memento's id and a delta's number in the id of the delta's rows of it:
+/// `bevy/entities+3`, `component/Health+3`.
+pub(crate) const DELTA_MARK: char = '+';
 /// A delta's next id.
 pub(crate) const NEXT_ID: &str = "bevy/next";
 
@@ -60,6 +76,19 @@ pub(crate) struct EntityRecord {
     pub(crate) position: Option<u32>,
 }
 
+/// A delta's records: each entity newly saved, moved in the hierarchy or removed (`ids`), and
+/// its record (`records`, in the same order).
+#[derive(Serialize, Deserialize, Default)]
+pub(crate) struct RecordsMemento {
+    pub(crate) ids: Vec<u32>,
+    pub(crate) records: Vec<EntityRecord>,
+}
+
+/// The id of delta `n`'s rows of memento `base`: `component/Health+3`.
+pub(crate) fn delta_id(base: &str, n: u64) -> String {
+    format!("{base}{DELTA_MARK}{n}")
+}
+
 /// A delta's next id to give out.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct NextMemento {
@@ -72,4 +101,16 @@ pub(crate) struct Link {
     pub(crate) parent: u32,
     pub(crate) position: u32,
     pub(crate) child: u32,
+}
+
+/// What the deltas in a snapshot rewrote: the entities with a record, and the deltas' numbers.
+#[derive(Debug, Default)]
+pub(crate) struct Rewritten {
+    /// The ids of the entities with a record, ascending.
+    pub(crate) ids: Vec<u32>,
+    /// For each id, the number of the last delta that wrote its record; 0 for a delta of the
+    /// older layout (whose values are then its own mementos, not its column's).
+    pub(crate) last: Vec<u64>,
+    /// The numbers of the deltas whose rows the snapshot has, ascending.
+    pub(crate) deltas: Vec<u64>,
 }

@@ -1,8 +1,9 @@
-//! Migration steps for the plugin's layout, which keeps a component in two forms: its column
-//! in a full save (`component/<name>`, with `entities` and `values`), and one memento per
-//! entity in an incremental save's deltas (`component/<name>/<id>`, the value alone), which a
-//! compaction folds into the slot's base as they are. A change to a component must reach both;
-//! these helpers write the step once.
+//! Migration steps for the plugin's layout, which keeps a component in three forms: its column
+//! in a full save (`component/<name>`, with `entities` and `values`), each delta's rows in the
+//! same shape (`component/<name>+<n>`), and, in deltas of the older layout, one memento per
+//! entity (`component/<name>/<id>`, the value alone); a compaction folds deltas into the slot's
+//! base as they are. A change to a component must reach all three; these helpers write the
+//! step once.
 //!
 //! ```
 //! use savegame::Migrations;
@@ -27,10 +28,11 @@ use savegame::Migrations;
 use savegame::migrate::{Document, MigrationError, Value};
 
 use crate::entry::COMPONENT_PREFIX;
+use crate::layout::DELTA_MARK;
 
 /// Adds the per-memento steps that take component `name` from memento version `from` to
-/// `to` (`from + 1`): `step` runs on each value, of the column of a full save and of each
-/// entity's memento a delta wrote.
+/// `to` (`from + 1`): `step` runs on each value, of the column of a full save, of each delta's
+/// rows, and of each entity's memento a delta of the older layout wrote.
 #[must_use]
 pub fn component_step(
     migrations: Migrations,
@@ -40,33 +42,40 @@ pub fn component_step(
     step: impl Fn(&mut Value) -> Result<(), MigrationError> + Clone + Send + Sync + 'static,
 ) -> Migrations {
     let column = format!("{COMPONENT_PREFIX}{name}");
+    let rows = format!("{column}{DELTA_MARK}*");
     let each = format!("{column}/*");
-    let on_values = step.clone();
-    let path = format!("/{}/values", column.replace('~', "~0").replace('/', "~1"));
-    migrations
-        .memento_step(column, from, to, move |memento| {
+    let on_values = |id: &str| {
+        let step = step.clone();
+        let path = format!("/{}/values", id.replace('~', "~0").replace('/', "~1"));
+        move |memento: &mut Value| {
             let values = memento
                 .get_mut("values")
                 .ok_or_else(|| MigrationError::new(path.clone(), "missing"))?;
             for value in values.elements_mut() {
-                on_values(value)?;
+                step(value)?;
             }
             Ok(())
-        })
+        }
+    };
+    let (on_column, on_rows) = (on_values(&column), on_values(&rows));
+    migrations
+        .memento_step(column, from, to, on_column)
+        .memento_step(rows, from, to, on_rows)
         .memento_step(each, from, to, step)
 }
 
-/// Renames component `old` to `new` in a whole-document step: its column, and each entity's
-/// memento a delta wrote (each keeping its memento version).
+/// Renames component `old` to `new` in a whole-document step: its column, each delta's rows,
+/// and each entity's memento a delta of the older layout wrote (each keeping its memento
+/// version).
 pub fn rename_component(doc: &mut Document, old: &str, new: &str) {
     let (old, new) = (
         format!("{COMPONENT_PREFIX}{old}"),
         format!("{COMPONENT_PREFIX}{new}"),
     );
-    let each = format!("{old}/");
+    let (each, rows) = (format!("{old}/"), format!("{old}{DELTA_MARK}"));
     let ids: Vec<String> = doc
         .ids()
-        .filter(|id| *id == old || id.starts_with(&each))
+        .filter(|id| *id == old || id.starts_with(&each) || id.starts_with(&rows))
         .map(str::to_owned)
         .collect();
     for id in ids {

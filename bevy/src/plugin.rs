@@ -133,6 +133,14 @@ fn report_finished_saves(world: &mut World) {
         };
         match written {
             Ok(written) => {
+                // A compaction folded the deltas' rows into the slot's base as they are: the
+                // next incremental save writes a base without them.
+                if let (Written::Delta { report, .. }, Some(slot)) = (&written, slot)
+                    && report.compacted.is_some()
+                    && let Some(mut incremental) = world.get_resource_mut::<Incremental>()
+                {
+                    incremental.forget(slot);
+                }
                 let saved = Saved {
                     slot: slot.unwrap_or(SlotId::Quicksave),
                     written,

@@ -11,6 +11,7 @@
 use std::any::type_name;
 
 use bevy_app::App;
+use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::reflect::AppTypeRegistry;
@@ -21,13 +22,13 @@ use savegame::{MementoTypes, Snapshot};
 use serde::de::DeserializeSeed;
 use serde::{Serialize, Serializer};
 
-use crate::column::{ColumnOut, Copied, Decoded, decode_rows};
+use crate::column::{ColumnOut, Copied, Decoded, RowsOut, decode_rows};
 use crate::entry::{
-    COMPONENT_PREFIX, Column, ComponentEntry, Info, Pending, changed_component, entity_memento_id,
-    register_component, short_name,
+    COMPONENT_PREFIX, Column, ComponentEntry, Info, Pending, register_component, short_name,
 };
 use crate::error::SaveError;
 use crate::ids::EntityIds;
+use crate::layout::{Rewritten, delta_id};
 
 /// A value serialized through the registry.
 struct Reflected<'a, T> {
@@ -61,13 +62,15 @@ fn copy_all<T: Component + Reflect + Clone>(world: &World) -> Box<dyn Column> {
     Box::new(ReflectCopied { copied, registry })
 }
 
-fn copy_some<T: Component + Reflect + Clone>(
-    world: &World,
-    entities: &[(Entity, u32)],
+fn copy_delta<T: Component + Reflect + Clone>(
+    world: &mut World,
+    since: Tick,
+    whole: &[(Entity, u32)],
+    lost: Vec<u32>,
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
     Box::new(ReflectCopied {
-        copied: Copied::<T>::some(world, entities, unsaved),
+        copied: Copied::<T>::delta(world, since, whole, lost, unsaved),
         registry: registry_of(world),
     })
 }
@@ -81,10 +84,6 @@ fn serialize_error(info: &Info, entity: Option<Entity>, source: savegame::Error)
 }
 
 impl<T: Component + Reflect> Column for ReflectCopied<T> {
-    fn ids(&self) -> &[u32] {
-        &self.copied.ids
-    }
-
     fn write_column(
         mut self: Box<Self>,
         ids: &EntityIds,
@@ -92,6 +91,39 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
         info: &Info,
     ) -> Result<usize, SaveError> {
         let unsaved = self.copied.map_to_stable(ids);
+        self.write_rows(snapshot, &info.id, info, None)?;
+        Ok(unsaved)
+    }
+
+    fn touched(&self, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.copied.ids);
+        out.extend_from_slice(&self.copied.lost);
+    }
+
+    fn write_delta(
+        self: Box<Self>,
+        snapshot: &mut Snapshot,
+        info: &Info,
+        number: u64,
+    ) -> Result<(), SaveError> {
+        if self.copied.ids.is_empty() && self.copied.lost.is_empty() {
+            return Ok(());
+        }
+        let id = delta_id(&info.id, number);
+        self.write_rows(snapshot, &id, info, Some(&self.copied.lost))
+    }
+}
+
+impl<T: Component + Reflect> ReflectCopied<T> {
+    /// Writes the values, reflected, with their entities' ids as the memento `id`: a full
+    /// save's column, or with `lost` a delta's rows.
+    fn write_rows(
+        &self,
+        snapshot: &mut Snapshot,
+        id: &str,
+        info: &Info,
+        lost: Option<&[u32]>,
+    ) -> Result<(), SaveError> {
         let registry = self.registry.read();
         let values: Vec<Reflected<'_, T>> = self
             .copied
@@ -102,39 +134,35 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
                 registry: &registry,
             })
             .collect();
-        let column = ColumnOut {
-            entities: &self.copied.ids,
-            values: &values,
+        let entities = &self.copied.ids;
+        let written = match lost {
+            None => snapshot.capture_memento_versioned(
+                id,
+                &ColumnOut {
+                    entities,
+                    values: &values,
+                },
+                info.version,
+            ),
+            Some(lost) => snapshot.capture_memento_versioned(
+                id,
+                &RowsOut {
+                    entities,
+                    values: &values,
+                    lost,
+                },
+                info.version,
+            ),
         };
-        snapshot
-            .capture_memento_versioned(&info.id, &column, info.version)
-            .map_err(|source| {
-                let codec = snapshot.codec();
-                let culprit = values
-                    .iter()
-                    .zip(&self.copied.entities)
-                    .find(|(value, _)| codec.encode(*value).is_err())
-                    .map(|(_, entity)| *entity);
-                serialize_error(info, culprit, source)
-            })?;
-        Ok(unsaved)
-    }
-
-    fn write_each(self: Box<Self>, snapshot: &mut Snapshot, info: &Info) -> Result<(), SaveError> {
-        let registry = self.registry.read();
-        let mut id = String::new();
-        let rows = self.copied.ids.iter().zip(&self.copied.entities);
-        for ((save_id, entity), value) in rows.zip(&self.copied.values) {
-            entity_memento_id(&mut id, &info.id, *save_id);
-            let value = Reflected {
-                value,
-                registry: &registry,
-            };
-            snapshot
-                .capture_memento_versioned(&id, &value, info.version)
-                .map_err(|source| serialize_error(info, Some(*entity), source))?;
-        }
-        Ok(())
+        written.map_err(|source| {
+            let codec = snapshot.codec();
+            let culprit = values
+                .iter()
+                .zip(&self.copied.entities)
+                .find(|(value, _)| codec.encode(*value).is_err())
+                .map(|(_, entity)| *entity);
+            serialize_error(info, culprit, source)
+        })
     }
 }
 
@@ -142,7 +170,7 @@ fn decode<T: Component + Reflect + FromReflect + TypePath>(
     world: &World,
     snapshot: &Snapshot,
     info: &Info,
-    rewritten: &[u32],
+    rewritten: &Rewritten,
 ) -> Result<Box<dyn Pending>, SaveError> {
     let registry = registry_of(world);
     let registry = registry.read();
@@ -177,8 +205,7 @@ where
             type_name: type_name::<T>(),
         },
         copy_all: copy_all::<T>,
-        copy_some: copy_some::<T>,
-        changed: changed_component::<T>,
+        copy_delta: copy_delta::<T>,
         decode: decode::<T>,
         remove: crate::column::remove_component::<T>,
         describe,

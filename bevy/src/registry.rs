@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use crate::column;
 use crate::entry::{
     COMPONENT_PREFIX, ComponentEntry, Info, RESOURCE_PREFIX, ResourceEntry, SaveRegistry,
-    changed_component, changed_resource, register_component, short_name,
+    changed_resource, register_component, short_name,
 };
 
 /// Registers what a game saves. Implemented for [`App`]; call after adding
@@ -123,8 +123,7 @@ impl SavegameApp for App {
                 type_name: type_name::<T>(),
             },
             copy_all: column::copy_all::<T>,
-            copy_some: column::copy_some::<T>,
-            changed: changed_component::<T>,
+            copy_delta: column::copy_delta::<T>,
             decode: column::decode_component::<T>,
             remove: column::remove_component::<T>,
             describe: column::describe_component::<T>,

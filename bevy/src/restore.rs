@@ -13,12 +13,12 @@ use bevy_ecs::world::{Mut, World};
 use savegame::Snapshot;
 use serde::de::DeserializeOwned;
 
-use crate::entry::{Pending, RemoveFn, SaveRegistry};
+use crate::entry::{COMPONENT_PREFIX, Pending, RemoveFn, SaveRegistry};
 use crate::error::SaveError;
 use crate::ids::{IdMap, NextSaveId, SaveId, Saveable};
 use crate::layout::{
-    ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, Link, NEXT_ID,
-    NextMemento, RECORD_PREFIX,
+    DELTA_MARK, ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, Link,
+    NEXT_ID, NextMemento, RECORD_PREFIX, RecordsMemento, Rewritten, delta_id,
 };
 
 /// What a restore did.
@@ -28,6 +28,8 @@ pub(crate) struct Restored {
     pub(crate) spawned: usize,
     pub(crate) despawned: usize,
     pub(crate) dangling_references: usize,
+    /// The highest number of the deltas whose rows the snapshot held (0: none).
+    pub(crate) last_delta: u64,
 }
 
 fn decode_own<M: DeserializeOwned>(
@@ -44,8 +46,8 @@ fn decode_own<M: DeserializeOwned>(
         })
 }
 
-/// The entity records deltas left, by id, ascending.
-fn records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
+/// The entity records deltas of the older layout left (one memento each), by id, ascending.
+fn older_records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
     let prefix = format!("{RECORD_PREFIX}/");
     let mut out = Vec::new();
     // Ids are sorted, so the records are one run (just after `bevy/entities`).
@@ -68,12 +70,76 @@ fn records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
     Ok(out)
 }
 
+/// The numbers of the deltas whose rows the snapshot has (`bevy/entities+<n>`,
+/// `component/<name>+<n>`), ascending.
+fn delta_numbers(snapshot: &Snapshot) -> Result<Vec<u64>, SaveError> {
+    let mut numbers = Vec::new();
+    for id in snapshot.ids() {
+        let Some((base, n)) = id.rsplit_once(DELTA_MARK) else {
+            continue;
+        };
+        if base != ENTITIES_ID && !base.starts_with(COMPONENT_PREFIX) {
+            continue;
+        }
+        match n.parse::<u64>() {
+            Ok(n) if n > 0 => numbers.push(n),
+            _ => {
+                return Err(SaveError::Malformed {
+                    id: id.to_owned(),
+                    reason: "not a delta's number after the '+'".into(),
+                });
+            }
+        }
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    Ok(numbers)
+}
+
+/// Every record the deltas left, by id, ascending (each id's from the last delta that wrote
+/// it), and who wrote each.
+fn records(snapshot: &Snapshot) -> Result<(Vec<(u32, EntityRecord)>, Rewritten), SaveError> {
+    let mut merged: std::collections::BTreeMap<u32, (EntityRecord, u64)> = older_records(snapshot)?
+        .into_iter()
+        .map(|(id, record)| (id, (record, 0)))
+        .collect();
+    let deltas = delta_numbers(snapshot)?;
+    for &n in &deltas {
+        let id = delta_id(ENTITIES_ID, n);
+        if !snapshot.contains(&id) {
+            continue;
+        }
+        let rows: RecordsMemento = decode_own(snapshot, &id, "a delta's records")?;
+        if rows.ids.len() != rows.records.len() {
+            return Err(SaveError::Malformed {
+                id,
+                reason: format!("{} ids but {} records", rows.ids.len(), rows.records.len()),
+            });
+        }
+        for (entity, record) in rows.ids.into_iter().zip(rows.records) {
+            merged.insert(entity, (record, n));
+        }
+    }
+    let mut records = Vec::with_capacity(merged.len());
+    let mut rewritten = Rewritten {
+        ids: Vec::with_capacity(merged.len()),
+        last: Vec::with_capacity(merged.len()),
+        deltas,
+    };
+    for (id, (record, n)) in merged {
+        records.push((id, record));
+        rewritten.ids.push(id);
+        rewritten.last.push(n);
+    }
+    Ok((records, rewritten))
+}
+
 /// The saved ids and links, once the deltas' records are applied to the full save's.
 struct Plan {
     /// Every saved id, ascending.
     ids: Vec<u32>,
-    /// The ids a delta rewrote, ascending: their values are their own mementos.
-    rewritten: Vec<u32>,
+    /// The entities deltas rewrote: their values are their last delta's.
+    rewritten: Rewritten,
     links: Vec<Link>,
     /// Whether the links of saved children to unsaved parents are in the save.
     unsaved_parents: bool,
@@ -98,15 +164,14 @@ fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
             reason: "as many children as parents (and places) are needed".into(),
         });
     }
-    let records = records(snapshot)?;
+    let (records, rewritten) = records(snapshot)?;
     let next = if snapshot.contains(NEXT_ID) {
         let delta: NextMemento = decode_own(snapshot, NEXT_ID, "the next id")?;
         base.next.max(delta.next)
     } else {
         base.next
     };
-    let rewritten: Vec<u32> = records.iter().map(|(id, _)| *id).collect();
-    let is_rewritten = |id: &u32| rewritten.binary_search(id).is_ok();
+    let is_rewritten = |id: &u32| rewritten.ids.binary_search(id).is_ok();
     let mut ids: Vec<u32> = base
         .ids
         .into_iter()
@@ -230,6 +295,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         spawned,
         despawned,
         dangling_references: dangling,
+        last_delta: plan.rewritten.deltas.last().copied().unwrap_or(0),
     })
 }
 
@@ -310,7 +376,7 @@ fn link(world: &mut World, plan: &Plan, live: &IdMap, anchors: &IdMap, kept: &[(
         .iter()
         .filter_map(|l| Some((parent_of(l.parent)?, l.position, live.get(l.child)?)))
         .collect();
-    if !plan.rewritten.is_empty() {
+    if !plan.rewritten.ids.is_empty() {
         links.sort_unstable();
     }
     let mut wanted: EntityHashMap<(Entity, u32)> = EntityHashMap::default();

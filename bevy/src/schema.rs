@@ -6,14 +6,16 @@ use savegame::MementoTypes;
 
 use crate::entry::SaveRegistry;
 use crate::layout::{
-    ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
-    NextMemento, RECORD_PREFIX,
+    DELTA_MARK, ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento,
+    NEXT_ID, NextMemento, RECORD_PREFIX, RecordsMemento,
 };
 
 /// The memento type of every registered component (`component/<name>`: the column of the
-/// entities that have it) and resource (`resource/<name>`), each at the version it was
-/// registered at, and the plugin's own (`bevy/entities`, `bevy/hierarchy`): what a save of
-/// this world holds, for `savegame::schema::Guard::check_types`.
+/// entities that have it; `component/<name>+*`: a delta's rows; `component/<name>/*`: a value
+/// in a delta of the older layout) and resource (`resource/<name>`), each at the version it
+/// was registered at, and the plugin's own (`bevy/entities`, `bevy/hierarchy`, a delta's
+/// records `bevy/entities+*`, …): what a save of this world holds, for
+/// `savegame::schema::Guard::check_types`.
 ///
 /// ```no_run
 /// # fn app() -> bevy_app::App { bevy_app::App::new() }
@@ -44,6 +46,10 @@ pub fn memento_types(world: &World) -> savegame::Result<MementoTypes> {
     }
     types.memento::<EntitiesMemento>(ENTITIES_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
     types.memento::<HierarchyMemento>(HIERARCHY_ID, savegame::format::DEFAULT_MEMENTO_VERSION)?;
+    types.memento::<RecordsMemento>(
+        format!("{ENTITIES_ID}{DELTA_MARK}*"),
+        savegame::format::DEFAULT_MEMENTO_VERSION,
+    )?;
     types.memento::<EntityRecord>(
         format!("{RECORD_PREFIX}/*"),
         savegame::format::DEFAULT_MEMENTO_VERSION,

@@ -23,11 +23,13 @@ use crate::ids::{SaveId, Saveable};
 /// forgotten (its next incremental save is then a full one).
 const LOG_LIMIT: usize = 1 << 20;
 
-/// Where a slot stands: the change tick of its last save or load, and the log's length then.
+/// Where a slot stands: the change tick of its last save or load, the log's length then, and
+/// the number its next delta takes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Mark {
     pub(crate) tick: Tick,
     pub(crate) seq: u64,
+    pub(crate) delta: u64,
 }
 
 /// Something that left a saved entity.
@@ -59,10 +61,11 @@ pub(crate) struct Incremental {
 }
 
 impl Incremental {
-    /// The slot was saved or loaded at `tick`: its next delta holds what changed after it.
-    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick) {
+    /// The slot was saved or loaded at `tick`: its next delta holds what changed after it, and
+    /// takes the number `delta` (higher than any delta's the slot holds).
+    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick, delta: u64) {
         let seq = self.next_seq;
-        self.slots.insert(slot, Mark { tick, seq });
+        self.slots.insert(slot, Mark { tick, seq, delta });
         self.trim();
     }
 
@@ -176,9 +179,9 @@ mod tests {
         let mut inc = Incremental::default();
         inc.note(Entity::PLACEHOLDER, 1, Left::Entity);
         assert!(inc.log.is_empty(), "no slot to keep it for");
-        inc.mark(SlotId::Numbered(1), Tick::new(5));
+        inc.mark(SlotId::Numbered(1), Tick::new(5), 1);
         inc.note(Entity::PLACEHOLDER, 2, Left::Entity);
-        inc.mark(SlotId::Numbered(2), Tick::new(6));
+        inc.mark(SlotId::Numbered(2), Tick::new(6), 1);
         inc.note(Entity::PLACEHOLDER, 3, Left::Component(0));
         let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
         let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
@@ -190,7 +193,7 @@ mod tests {
         };
         assert_eq!(ids(one), [2, 3]);
         assert_eq!(ids(two), [3]);
-        inc.mark(SlotId::Numbered(1), Tick::new(7));
+        inc.mark(SlotId::Numbered(1), Tick::new(7), 2);
         assert_eq!(inc.log.len(), 1, "the entry both slots saw is dropped");
         inc.forget(SlotId::Numbered(1));
         inc.forget(SlotId::Numbered(2));

@@ -257,3 +257,32 @@ fn two_entities_with_one_save_id_fail_the_save_and_are_named() {
     }
     assert!(!dir.path().join(SlotId::Numbered(5).file_name()).exists());
 }
+
+/// Two types under one name, or a name with a `+` (which marks a delta's rows in a save), fail
+/// every save and load at once, naming the types; nothing is written.
+#[test]
+fn a_name_taken_twice_or_holding_a_plus_fails_the_save() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, expect) in [
+        ("Label", "registered under the name"),
+        ("Fussy+1", "holds a '+'"),
+    ] {
+        let mut app = app(dir.path());
+        app.save_component_as::<Fussy>(name);
+        app.world_mut().spawn((Saveable, Fussy(1)));
+        app.world_mut().commands().save(SlotId::Numbered(6));
+        app.update();
+        let failed = drain::<SaveFailed>(&mut app);
+        assert_eq!(failed.len(), 1, "{name}");
+        let message = failed[0].error.to_string();
+        assert!(
+            matches!(
+                &*failed[0].error,
+                SaveError::DuplicateName { .. } | SaveError::BadName { .. }
+            ) && message.contains(expect)
+                && message.contains("Fussy"),
+            "{message}"
+        );
+        assert!(!dir.path().join(SlotId::Numbered(6).file_name()).exists());
+    }
+}

@@ -352,3 +352,102 @@ fn a_failed_delta_leaves_the_slot_as_it_was_and_the_next_save_is_full() {
     let values: Vec<u32> = world.query::<&Flaky>().iter(world).map(|f| f.0).collect();
     assert_eq!(values, [3]);
 }
+
+/// A delta whose rows are damaged inside a good seal (a forged file, or one written by a
+/// faulty tool) fails the load with a typed error naming the memento, and the world is left as
+/// it was: rows with fewer values than entities, values of another shape, a delta's number
+/// that is not one, records without their ids.
+#[test]
+fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
+    #[derive(Serialize)]
+    struct Rows<V> {
+        entities: Vec<u32>,
+        values: Vec<V>,
+        lost: Vec<u32>,
+    }
+    #[derive(Serialize)]
+    struct Records {
+        ids: Vec<u32>,
+        records: Vec<u32>,
+    }
+    let position = Position { x: 1.0, y: 2.0 };
+    type Forge = Box<dyn Fn(&mut savegame::Snapshot) -> savegame::Result<()>>;
+    let cases: Vec<(&str, Forge)> = vec![
+        (
+            "component/Position+1",
+            Box::new(move |s| {
+                let rows = Rows {
+                    entities: vec![1, 2],
+                    values: vec![position],
+                    lost: vec![],
+                };
+                s.capture_memento("component/Position+1", &rows)
+            }),
+        ),
+        (
+            "component/Position+1",
+            Box::new(|s| {
+                let rows = Rows {
+                    entities: vec![1],
+                    values: vec!["not a position"],
+                    lost: vec![],
+                };
+                s.capture_memento("component/Position+1", &rows)
+            }),
+        ),
+        (
+            "component/Position+one",
+            Box::new(move |s| {
+                let rows = Rows {
+                    entities: vec![1],
+                    values: vec![position],
+                    lost: vec![],
+                };
+                s.capture_memento("component/Position+one", &rows)
+            }),
+        ),
+        (
+            "bevy/entities+1",
+            Box::new(|s| {
+                let records = Records {
+                    ids: vec![],
+                    records: vec![1],
+                };
+                s.capture_memento("bevy/entities+1", &records)
+            }),
+        ),
+    ];
+    for (id, forge) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        build_world(app.world_mut(), 20);
+        save_incremental(&mut app);
+        let manager = app
+            .world()
+            .resource::<savegame_bevy::SaveManager>()
+            .manager();
+        let mut forged = manager.snapshot();
+        forge(&mut forged).unwrap();
+        manager.save_incremental(SLOT, &forged).unwrap();
+
+        let mut fresh = common::app(dir.path());
+        fresh
+            .world_mut()
+            .spawn((Saveable, Position { x: 9.0, y: 9.0 }));
+        let before = observe(fresh.world_mut());
+        fresh.world_mut().commands().load(SLOT);
+        fresh.update();
+        let failed = drain::<savegame_bevy::LoadFailed>(&mut fresh);
+        assert_eq!(failed.len(), 1, "{id}");
+        let message = failed[0].error.to_string();
+        assert!(
+            matches!(
+                &*failed[0].error,
+                savegame_bevy::SaveError::Malformed { .. }
+                    | savegame_bevy::SaveError::Deserialize { .. }
+            ) && message.contains(id),
+            "{id}: {message}"
+        );
+        assert_eq!(observe(fresh.world_mut()), before, "{id}");
+    }
+}

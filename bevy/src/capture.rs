@@ -15,14 +15,16 @@
 
 use std::ops::Range;
 
+use bevy_ecs::change_detection::DetectChanges;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Changed, Has, With, Without};
+use bevy_ecs::query::{Changed, Has, Or, With, Without};
+use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, Snapshot};
 
-use crate::entry::{Column, Info, SaveRegistry, changed_component};
+use crate::entry::{Column, Info, SaveRegistry};
 use crate::error::SaveError;
 use crate::ids::{EntityIds, NextSaveId, SaveId, Saveable};
 use crate::layout::{
@@ -320,15 +322,21 @@ pub(crate) fn copy_delta(
         give_ids(world, &whole)?;
     }
     let since = mark.tick;
-    changed_component::<Saveable>(world, since, &mut whole);
-    whole.sort_unstable();
-    whole.dedup();
     // Entities whose record the delta writes: the whole ones, and those whose place in the
-    // hierarchy changed.
-    let mut moved = whole.clone();
-    changed_component::<ChildOf>(world, since, &mut moved);
-    // A parent whose children were reordered: each saved child's place changed.
+    // hierarchy changed. One pass over the saved entities' ticks of `Saveable` and `ChildOf`.
+    let mut moved: Vec<Entity> = Vec::new();
     world.last_change_tick_scope(since, |world| {
+        let mut query = world.query_filtered::<
+            (Entity, Ref<Saveable>),
+            (With<Saveable>, Or<(Changed<Saveable>, Changed<ChildOf>)>),
+        >();
+        for (entity, saveable) in query.iter(world) {
+            if saveable.is_changed() {
+                whole.push(entity);
+            }
+            moved.push(entity);
+        }
+        // A parent whose children were reordered: each saved child's place changed.
         let mut query = world.query_filtered::<&Children, Changed<Children>>();
         for list in query.iter(world) {
             moved.extend_from_slice(list);
@@ -347,6 +355,9 @@ pub(crate) fn copy_delta(
             }
         }
     }
+    whole.sort_unstable();
+    whole.dedup();
+    moved.extend_from_slice(&whole);
     moved.sort_unstable();
     moved.dedup();
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {

@@ -10,12 +10,11 @@ use bevy_app::App;
 use bevy_ecs::change_detection::{DetectChanges, Tick};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::{Changed, With};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 
 use crate::error::SaveError;
-use crate::ids::{EntityIds, IdMap, Saveable};
+use crate::ids::{EntityIds, IdMap};
 use crate::layout::{DELTA_MARK, Rewritten};
 use crate::tracking;
 use savegame::{MementoTypes, Snapshot};
@@ -156,20 +155,7 @@ impl SaveRegistry {
     }
 }
 
-/// The saved entities whose `T` was added or changed in `(since, now]`.
-pub(crate) fn changed_component<T: Component>(
-    world: &mut World,
-    since: Tick,
-    out: &mut Vec<Entity>,
-) {
-    // Bevy's `Changed` filter reads the column's change ticks alone (no value, no `Ref`),
-    // against the world's last change tick, which is `since` for the pass.
-    world.last_change_tick_scope(since, |world| {
-        let mut query = world.query_filtered::<Entity, (With<Saveable>, Changed<T>)>();
-        out.extend(query.iter(world));
-    });
-}
-
+/// Whether resource `R` was added or changed in `(since, now]`.
 pub(crate) fn changed_resource<R: Resource>(world: &World, since: Tick, now: Tick) -> bool {
     world
         .get_resource_ref::<R>()

@@ -1,10 +1,12 @@
 //! Writes `fixtures/v2-deltas.sav` and its journal, `fixtures/v2-deltas.sav.journal`: a slot
 //! of version 2 of the example game (`examples/game.rs`) saved incrementally, a full save and
-//! two deltas, in the layout deltas had before they were batched (one memento per entity and
-//! component: `bevy/entity/<id>`, `component/<name>/<id>`, deletions of the values an entity
-//! lost). The first delta outgrew half of the small base, so the manager compacted it into
-//! the base: the base holds its per-entity mementos, the journal the second delta. Run once; the files are committed and never regenerated (this program refuses to
-//! overwrite them). `tests/fixtures.rs` loads them and checks the outcome written in
+//! two deltas. The committed files were written at commit f56b342, in the layout deltas had
+//! before rows (one memento per entity and component: `bevy/entity/<id>`,
+//! `component/<name>/<id>`, deletions of the values an entity lost); run today, it writes
+//! today's layout. The first delta outgrew half of the small base, so the manager compacted it
+//! into the base: the base holds its per-entity mementos, the journal the second delta. Run
+//! once; the files are committed and never regenerated (this program refuses to overwrite
+//! them). `tests/fixtures.rs` loads them and checks the outcome written in
 //! `fixtures/README.md`.
 //!
 //! ```text

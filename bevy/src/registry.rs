@@ -39,8 +39,8 @@ pub trait SavegameApp {
     /// [`save_component_as`](Self::save_component_as), at memento version `version` (the
     /// others register at 1). Raise it when `T` changes shape, and give the manager the steps
     /// from the old version ([`migrate::component_step`](crate::migrate::component_step)
-    /// registers one for the column of full saves and one for the per-entity values of
-    /// incremental saves): a load migrates older saves' mementos, and refuses one at a
+    /// registers one for the column of full saves, one for the rows of incremental saves, and
+    /// one for the per-entity values of their older layout): a load migrates older saves' mementos, and refuses one at a
     /// version no step leads from, or at a newer one ([`SaveError::Deserialize`](crate::SaveError::Deserialize) with
     /// `NoMementoMigrationPath` or `NewerMemento`).
     fn save_component_versioned<T>(&mut self, name: &str, version: u32) -> &mut Self

@@ -74,7 +74,7 @@ fn seen(world: &mut World) -> Vec<(u32, Option<Mana>, Option<u32>)> {
 }
 
 #[test]
-fn reflected_components_round_trip_in_both_codecs_and_in_deltas() {
+fn reflected_components_round_trip_in_both_codecs_and_in_deltas_with_losses() {
     for codec in [Codec::MessagePack, Codec::Json] {
         let dir = tempfile::tempdir().unwrap();
         let mut app = reflect_app(dir.path(), codec);
@@ -102,8 +102,20 @@ fn reflected_components_round_trip_in_both_codecs_and_in_deltas() {
         });
         world.get_mut::<Mana>(leader).unwrap().current = 29;
         run(&mut app, true);
+        // Another: the follower's mana changes, the leader loses its own (a loss in the rows).
+        let world = app.world_mut();
+        world.get_mut::<Mana>(follower).unwrap().current = 4;
+        world.entity_mut(leader).remove::<Mana>();
+        run(&mut app, true);
         let expected = seen(app.world_mut());
         assert_eq!(expected.len(), 2);
+        assert_eq!(
+            expected
+                .iter()
+                .filter(|(_, mana, _)| mana.is_some())
+                .count(),
+            1
+        );
 
         let mut fresh = reflect_app(dir.path(), codec);
         fresh.world_mut().commands().load(SlotId::Numbered(1));

@@ -8,8 +8,8 @@
 //! copied, and a clone of each registered resource. No hash map, no sorting, no serde: the
 //! worker builds the map from entities to ids, sorts, maps references and serializes. A delta:
 //! one pass per registered component over its change ticks, cloning each changed value as it
-//! passes (its references mapped, by looking their targets up); one pass each over
-//! `Saveable`'s, `ChildOf`'s and `Children`'s ticks for the entities whose record it writes
+//! passes (its references mapped, by looking their targets up); one pass over `Saveable`'s and
+//! `ChildOf`'s ticks together, and one over `Children`'s, for the entities whose record it writes
 //! (newly saved, or moved in the hierarchy: each looked up for its parent and place), and the
 //! newly saved entities' every value. An entity whose values alone changed costs only them.
 
@@ -380,6 +380,16 @@ pub(crate) fn copy_delta(
             .collect();
         gone.sort_unstable();
         gone.dedup();
+        // An id given again since (a game's own ids, on an entity spawned again) is saved.
+        if !gone.is_empty() {
+            let mut saved: Vec<u32> = records
+                .iter()
+                .filter(|(_, r)| r.saved)
+                .map(|(id, _)| *id)
+                .collect();
+            saved.sort_unstable();
+            gone.retain(|id| saved.binary_search(id).is_err());
+        }
         // A removed entity's values went with it (a despawn removes each component).
         lost.retain(|(_, id)| gone.binary_search(id).is_err());
         lost.sort_unstable();

@@ -357,9 +357,9 @@ pub(crate) fn decode_rows<V: DeserializeOwned, T>(
     // What the deltas say, by id: the value an entity's last delta gave it, or none (a loss).
     let mut changed: BTreeMap<u32, Option<T>> = BTreeMap::new();
     let mut id = String::new();
-    let ids = rewritten.ids.iter().zip(&rewritten.last);
-    // A delta of the older layout: each entity it wrote has its own memento, or no value.
-    for (save_id, _) in ids.filter(|(_, last)| **last == 0) {
+    // A delta of the older layout: each entity it wrote has its own memento, or no value
+    // (older than any rows).
+    for save_id in &rewritten.older {
         entity_memento_id(&mut id, &info.id, *save_id);
         let value = if snapshot.contains(&id) {
             Some(convert(decode_memento(snapshot, &id, info)?)?)

@@ -145,8 +145,8 @@ impl SaveCommand {
 
     /// An incremental save to `slot`: a delta on the slot's journal with what changed since
     /// the plugin last saved the slot or loaded it (see
-    /// [`SavegameCommands::save_incremental`]); a full save when the plugin has not, or when
-    /// the slot's last save failed.
+    /// [`SavegameCommands::save_incremental`]); a full save when the plugin has not, when
+    /// the slot's last save failed, or after its journal was compacted.
     pub fn incremental(slot: SlotId) -> Self {
         SaveCommand {
             incremental: true,
@@ -218,7 +218,7 @@ impl SaveCommand {
         let mut next_delta = 1;
         let handle = match (slot, mark.filter(|_| incremental)) {
             (Some(slot), Some(mark)) => {
-                next_delta = mark.delta + 1;
+                next_delta = mark.delta.saturating_add(1);
                 let copy = copy_delta(world, metadata, mark, now)?;
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
@@ -294,7 +294,7 @@ impl LoadCommand {
         let now = world.change_tick();
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if incremental.mark_of(self.slot).is_some() {
-            incremental.mark(self.slot, now, restored.last_delta + 1);
+            incremental.mark(self.slot, now, restored.last_delta.saturating_add(1));
         }
         world.increment_change_tick();
         Ok(Loaded {
@@ -353,8 +353,9 @@ pub trait SavegameCommands {
     /// change ticks; a parent or a place among its siblings changed) or removed (despawned,
     /// or no longer [`Saveable`](crate::Saveable)) since the plugin last saved the slot or
     /// loaded it, and the registered resources changed since. The first incremental save of a
-    /// slot in a run (and the one after a failed save of it) is a full save. The frame pays
-    /// a pass over the registered components' change ticks and a copy of what changed; the
+    /// slot in a run (and the one after a failed save of it, or after a compaction of its
+    /// journal) is a full save. The frame pays a pass over the registered components' change
+    /// ticks and a copy of the changed values; the
     /// manager's worker serializes, seals and appends, and compacts the journal when it grows
     /// past its share of the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
     fn save_incremental(&mut self, slot: SlotId);

@@ -25,8 +25,9 @@
 //! Deltas written before rows (`fixtures/v2-deltas.sav`) hold one memento per entity instead,
 //! which loads still read: `bevy/entity/<id>` (its record) and `component/<name>/<id>` (its
 //! value of each component it has; deleted when it lost the component); such an entity has no
-//! other values. A slot never holds both kinds: its first incremental save in a run is a full
-//! one.
+//! other values. A slot holds both kinds only when older deltas reached it behind the plugin's
+//! back (a copy, a restored file) after it began saving it incrementally; a load then applies
+//! the older kind first.
 
 use serde::{Deserialize, Serialize};
 
@@ -108,9 +109,9 @@ pub(crate) struct Link {
 pub(crate) struct Rewritten {
     /// The ids of the entities with a record, ascending.
     pub(crate) ids: Vec<u32>,
-    /// For each id, the number of the last delta that wrote its record; 0 for a delta of the
-    /// older layout (whose values are then its own mementos, not its column's).
-    pub(crate) last: Vec<u64>,
+    /// The ids of the entities with a record of the older layout, ascending: their values are
+    /// their own mementos, not their columns' (before any rows).
+    pub(crate) older: Vec<u32>,
     /// The numbers of the deltas whose rows the snapshot has, ascending.
     pub(crate) deltas: Vec<u64>,
 }

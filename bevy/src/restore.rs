@@ -8,7 +8,7 @@
 
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityHashSet};
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::Has;
+use bevy_ecs::query::{Has, With, Without};
 use bevy_ecs::world::{Mut, World};
 use savegame::Snapshot;
 use serde::de::DeserializeOwned;
@@ -81,8 +81,12 @@ fn delta_numbers(snapshot: &Snapshot) -> Result<Vec<u64>, SaveError> {
         if base != ENTITIES_ID && !base.starts_with(COMPONENT_PREFIX) {
             continue;
         }
-        match n.parse::<u64>() {
-            Ok(n) if n > 0 => numbers.push(n),
+        // As the plugin writes them: decimal, from 1, no sign or leading zero, and far from
+        // the end of the numbers (a slot's numbers start again at each full save).
+        match n.parse::<u32>() {
+            Ok(m) if m > 0 && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0') => {
+                numbers.push(u64::from(m));
+            }
             _ => {
                 return Err(SaveError::Malformed {
                     id: id.to_owned(),
@@ -97,12 +101,11 @@ fn delta_numbers(snapshot: &Snapshot) -> Result<Vec<u64>, SaveError> {
 }
 
 /// Every record the deltas left, by id, ascending (each id's from the last delta that wrote
-/// it), and who wrote each.
+/// it: the older layout's first, then the rows' in order), and what the deltas rewrote.
 fn records(snapshot: &Snapshot) -> Result<(Vec<(u32, EntityRecord)>, Rewritten), SaveError> {
-    let mut merged: std::collections::BTreeMap<u32, (EntityRecord, u64)> = older_records(snapshot)?
-        .into_iter()
-        .map(|(id, record)| (id, (record, 0)))
-        .collect();
+    let older = older_records(snapshot)?;
+    let older_ids: Vec<u32> = older.iter().map(|(id, _)| *id).collect();
+    let mut merged: std::collections::BTreeMap<u32, EntityRecord> = older.into_iter().collect();
     let deltas = delta_numbers(snapshot)?;
     for &n in &deltas {
         let id = delta_id(ENTITIES_ID, n);
@@ -117,20 +120,15 @@ fn records(snapshot: &Snapshot) -> Result<(Vec<(u32, EntityRecord)>, Rewritten),
             });
         }
         for (entity, record) in rows.ids.into_iter().zip(rows.records) {
-            merged.insert(entity, (record, n));
+            merged.insert(entity, record);
         }
     }
-    let mut records = Vec::with_capacity(merged.len());
-    let mut rewritten = Rewritten {
-        ids: Vec::with_capacity(merged.len()),
-        last: Vec::with_capacity(merged.len()),
+    let records: Vec<(u32, EntityRecord)> = merged.into_iter().collect();
+    let rewritten = Rewritten {
+        ids: records.iter().map(|(id, _)| *id).collect(),
+        older: older_ids,
         deltas,
     };
-    for (id, (record, n)) in merged {
-        records.push((id, record));
-        rewritten.ids.push(id);
-        rewritten.last.push(n);
-    }
     Ok((records, rewritten))
 }
 
@@ -260,6 +258,9 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
             doomed.push(entity);
         }
     }
+    // Saved entities without an id yet (spawned since the last save): not in the save either.
+    let mut idless = world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>)>();
+    doomed.extend(idless.iter(world));
     let despawned = despawn(world, &doomed);
 
     // Registered components a kept entity has and its save does not: removed.

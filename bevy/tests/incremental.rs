@@ -356,7 +356,8 @@ fn a_failed_delta_leaves_the_slot_as_it_was_and_the_next_save_is_full() {
 /// A delta whose rows are damaged inside a good seal (a forged file, or one written by a
 /// faulty tool) fails the load with a typed error naming the memento, and the world is left as
 /// it was: rows with fewer values than entities, values of another shape, a delta's number
-/// that is not one, records without their ids.
+/// that is not one as the plugin writes them (not a number, past `u32::MAX`, a leading zero),
+/// records without their ids.
 #[test]
 fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
     #[derive(Serialize)]
@@ -407,6 +408,28 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
             }),
         ),
         (
+            "component/Position+18446744073709551615",
+            Box::new(move |s| {
+                let rows = Rows {
+                    entities: vec![1],
+                    values: vec![position],
+                    lost: vec![],
+                };
+                s.capture_memento("component/Position+18446744073709551615", &rows)
+            }),
+        ),
+        (
+            "component/Position+05",
+            Box::new(move |s| {
+                let rows = Rows {
+                    entities: vec![1],
+                    values: vec![position],
+                    lost: vec![],
+                };
+                s.capture_memento("component/Position+05", &rows)
+            }),
+        ),
+        (
             "bevy/entities+1",
             Box::new(|s| {
                 let records = Records {
@@ -450,4 +473,57 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
         );
         assert_eq!(observe(fresh.world_mut()), before, "{id}");
     }
+}
+
+/// An entity despawned and spawned again under the game's own `SaveId` between two saves is
+/// saved, not removed: its id is in the delta's records as saved, and nowhere as removed.
+#[test]
+fn an_entity_spawned_again_under_its_own_id_between_saves_stays_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let id = SaveId::new(1_000).unwrap();
+    let target = Target {
+        entity: Entity::PLACEHOLDER,
+    };
+    let lever = app
+        .world_mut()
+        .spawn((Saveable, id, Position { x: 1.0, y: 1.0 }, target))
+        .id();
+    save_incremental(&mut app);
+    // The level is reloaded: the lever is despawned and spawned again with its own id.
+    app.world_mut().despawn(lever);
+    app.world_mut()
+        .spawn((Saveable, id, Position { x: 2.0, y: 2.0 }, target));
+    let saved = save_incremental(&mut app);
+    assert_eq!(delta_of(&saved).2, 0, "nothing removed");
+    let expected = observe(app.world_mut());
+    assert_eq!(expected[&1_000].position, Some(Position { x: 2.0, y: 2.0 }));
+    assert_same(&loaded(dir.path()), &expected, "spawned again under its id");
+}
+
+/// A load despawns the saved entities the save does not have, those without an id among them
+/// (spawned since the last save); one left behind would be missed by the slot's next delta
+/// once another save gave it an id.
+#[test]
+fn a_load_despawns_saved_entities_without_an_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    build_world(app.world_mut(), 10);
+    save_incremental(&mut app);
+    let spawned = app
+        .world_mut()
+        .spawn((Saveable, Position { x: 2.0, y: 2.0 }))
+        .id();
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    assert!(app.world().get_entity(spawned).is_err(), "not in the save");
+    // Another save (another slot) and a delta: the slot loads what the world holds.
+    app.world_mut().commands().save(SlotId::Numbered(4));
+    app.update();
+    settle(&mut app);
+    drain::<Saved>(&mut app);
+    let saved = save_incremental(&mut app);
+    assert!(saved.written.is_delta());
+    let expected = observe(app.world_mut());
+    assert_same(&loaded(dir.path()), &expected, "after the load and a delta");
 }

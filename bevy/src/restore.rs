@@ -214,9 +214,11 @@ fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
 ///
 /// Saveable entities whose ids the save has are kept, with their registered components replaced
 /// by the save's (unregistered components stay); saved entities it does not have are
-/// despawned (their unsaved children are detached first, not despawned); ids it has that no
-/// entity carries are spawned. Entities without [`Saveable`] are not touched, but for their
-/// children lists (a saved child's link to them, and its place among their children).
+/// despawned (their unsaved children are detached first, not despawned), those without an id
+/// among them; ids it has that no entity carries are spawned. An entity the game stopped
+/// saving that kept an id the save has saved is taken back ([`Saveable`] put on it, then kept
+/// as above). Other entities without [`Saveable`] are not touched, but for their children
+/// lists (a saved child's link to them, and its place among their children).
 pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored, SaveError> {
     let plan = plan(snapshot)?;
     let (components, resources) = world.resource_scope(|world, registry: Mut<SaveRegistry>| {
@@ -247,10 +249,16 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     let mut anchors = IdMap::with_capacity(0);
     let mut kept: Vec<(Entity, u32)> = Vec::new();
     let mut doomed: Vec<Entity> = Vec::new();
+    // Entities the game stopped saving that kept an id the save has saved.
+    let mut unsaved_in_save: Vec<(Entity, u32)> = Vec::new();
     for (entity, id, saved) in query.iter(world) {
         let id = id.get();
         if !saved {
-            anchors.insert(id, entity);
+            if in_save(id) {
+                unsaved_in_save.push((entity, id));
+            } else {
+                anchors.insert(id, entity);
+            }
         } else if in_save(id) {
             live.insert(id, entity);
             kept.push((entity, id));
@@ -258,6 +266,19 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
             doomed.push(entity);
         }
     }
+    // Such an entity is taken back (saved again, updated in place), unless a saved entity
+    // carries its id; a second entity with the id would be spawned otherwise.
+    let mut retaken: Vec<(Entity, Saveable)> = Vec::new();
+    for (entity, id) in unsaved_in_save {
+        if live.get(id).is_some() {
+            anchors.insert(id, entity);
+        } else {
+            live.insert(id, entity);
+            kept.push((entity, id));
+            retaken.push((entity, Saveable));
+        }
+    }
+    world.insert_batch(retaken);
     // Saved entities without an id yet (spawned since the last save): not in the save either.
     let mut idless = world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>)>();
     doomed.extend(idless.iter(world));

@@ -183,3 +183,40 @@ fn ten_thousand_entities_round_trip_into_a_new_app() {
     // Meshes were never saved: only the kept entity has one.
     assert_eq!(world.query::<&Mesh>().iter(world).count(), 1);
 }
+
+/// A load takes back an entity the game stopped saving (its `Saveable` removed, its `SaveId`
+/// kept) whose id the save has saved: `Saveable` is put back on it and its values restored,
+/// and no second entity with the id is spawned.
+#[test]
+fn a_load_takes_back_an_entity_the_game_stopped_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    build_world(app.world_mut(), 20);
+    app.world_mut().commands().save(SlotId::Numbered(1));
+    app.update();
+    settle(&mut app);
+    let before = observe(app.world_mut());
+    let world = app.world_mut();
+    let (entity, id) = world
+        .query::<(Entity, &SaveId)>()
+        .iter(world)
+        .map(|(e, id)| (e, id.get()))
+        .find(|(_, id)| *id == 7)
+        .unwrap();
+    world.entity_mut(entity).remove::<Saveable>();
+    world.get_mut::<Position>(entity).unwrap().x = -1.0;
+
+    app.world_mut().commands().load(SlotId::Numbered(1));
+    app.update();
+    assert_eq!(drain::<Loaded>(&mut app).len(), 1);
+    let world = app.world_mut();
+    assert!(world.get::<Saveable>(entity).is_some(), "taken back");
+    let carrying: Vec<Entity> = world
+        .query::<(Entity, &SaveId)>()
+        .iter(world)
+        .filter(|(_, s)| s.get() == id)
+        .map(|(e, _)| e)
+        .collect();
+    assert_eq!(carrying, [entity], "no second entity with the id");
+    assert_eq!(observe(world), before);
+}

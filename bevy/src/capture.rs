@@ -524,17 +524,6 @@ impl DeltaCopy {
         } = self;
         // The entities it writes something of: a record, a value, a loss.
         let mut written: Vec<u32> = records.iter().map(|(id, _)| *id).collect();
-        for (_, column) in &columns {
-            column.touched(&mut written);
-        }
-        written.sort_unstable();
-        written.dedup();
-        let counts = Counts {
-            entities,
-            unsaved_references,
-            written: written.len(),
-            removed: removed.len(),
-        };
         // New ids come with records (a spawned entity, a parent given an id).
         let new_ids = !records.is_empty();
         if !records.is_empty() || !removed.is_empty() {
@@ -549,8 +538,13 @@ impl DeltaCopy {
             let rows = RecordsMemento { ids, records };
             snapshot.capture_memento(&delta_id(ENTITIES_ID, number), &rows)?;
         }
+        // A component's rows, when it has any.
         for (info, column) in columns {
-            column.write_delta(&mut snapshot, &info, number)?;
+            let before = written.len();
+            column.touched(&mut written);
+            if written.len() > before {
+                column.write_delta(&mut snapshot, &info, number)?;
+            }
         }
         for (info, column) in resources {
             column.write_delta(&mut snapshot, &info, number)?;
@@ -558,6 +552,14 @@ impl DeltaCopy {
         if new_ids {
             snapshot.capture_memento(NEXT_ID, &NextMemento { next })?;
         }
+        written.sort_unstable();
+        written.dedup();
+        let counts = Counts {
+            entities,
+            unsaved_references,
+            written: written.len(),
+            removed: removed.len(),
+        };
         Ok((snapshot, counts))
     }
 }

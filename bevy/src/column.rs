@@ -69,6 +69,12 @@ pub(crate) struct Copied<T> {
 }
 
 impl<T> Copied<T> {
+    /// Adds the ids of the entities whose rows it holds for a delta (values and losses).
+    pub(crate) fn delta_ids(&self, out: &mut Vec<u32>) {
+        out.extend_from_slice(&self.ids);
+        out.extend_from_slice(&self.lost);
+    }
+
     fn empty() -> Self {
         Copied {
             ids: Vec::new(),
@@ -244,8 +250,7 @@ impl<T: Component + Serialize + Send> Column for Copied<T> {
     }
 
     fn touched(&self, out: &mut Vec<u32>) {
-        out.extend_from_slice(&self.ids);
-        out.extend_from_slice(&self.lost);
+        self.delta_ids(out);
     }
 
     fn write_delta(
@@ -254,9 +259,6 @@ impl<T: Component + Serialize + Send> Column for Copied<T> {
         info: &Info,
         number: u64,
     ) -> Result<(), SaveError> {
-        if self.ids.is_empty() && self.lost.is_empty() {
-            return Ok(());
-        }
         let rows = RowsOut {
             entities: &self.ids,
             values: &self.values,

@@ -60,8 +60,8 @@ pub(crate) trait Column: Send {
     fn touched(&self, out: &mut Vec<u32>);
     /// Writes what delta `number` holds of the type (references mapped in the frame already):
     /// a component's rows (its values with their entities' ids, and the ids of the entities
-    /// that lost it) as `<id>+<number>`, nothing when it has none; a resource's value under its
-    /// own id.
+    /// that lost it) as `<id>+<number>` (called only when [`touched`](Self::touched) found
+    /// some); a resource's value under its own id.
     fn write_delta(
         self: Box<Self>,
         snapshot: &mut Snapshot,

@@ -96,8 +96,7 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
     }
 
     fn touched(&self, out: &mut Vec<u32>) {
-        out.extend_from_slice(&self.copied.ids);
-        out.extend_from_slice(&self.copied.lost);
+        self.copied.delta_ids(out);
     }
 
     fn write_delta(
@@ -106,9 +105,6 @@ impl<T: Component + Reflect> Column for ReflectCopied<T> {
         info: &Info,
         number: u64,
     ) -> Result<(), SaveError> {
-        if self.copied.ids.is_empty() && self.copied.lost.is_empty() {
-            return Ok(());
-        }
         let id = delta_id(&info.id, number);
         self.write_rows(snapshot, &id, info, Some(&self.copied.lost))
     }

@@ -26,41 +26,19 @@ fn names(world: &mut World, of: &[Entity]) -> Vec<String> {
 #[test]
 fn the_v1_save_loads_after_a_rename_and_a_new_field() {
     let dir = tempfile::tempdir().unwrap();
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/v1-game.sav");
-    std::fs::copy(&fixture, dir.path().join(SlotId::Numbered(1).file_name())).unwrap();
-
-    let mut app = game::app(dir.path()).unwrap();
-    app.finish();
-    app.cleanup();
+    let mut app = app_with_fixture(dir.path(), &[("v1-game.sav", ONE.file_name())]);
     let info = app
         .world()
         .resource::<savegame_bevy::SaveManager>()
         .manager()
-        .info(SlotId::Numbered(1))
+        .info(ONE)
         .unwrap();
     assert_eq!(info.label(), Some("v1: turn 17"));
     assert_eq!(info.schema_version(), Some(1));
 
-    app.world_mut().commands().load(SlotId::Numbered(1));
-    app.world_mut().flush();
-    let failed: Vec<LoadFailed> = app
-        .world_mut()
-        .resource_mut::<bevy_ecs::message::Messages<LoadFailed>>()
-        .drain()
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "{:?}",
-        failed.first().map(|f| f.error.to_string())
-    );
-    let loaded: Vec<Loaded> = app
-        .world_mut()
-        .resource_mut::<bevy_ecs::message::Messages<Loaded>>()
-        .drain()
-        .collect();
-    assert_eq!(loaded.len(), 1);
-    assert_eq!(loaded[0].report.migrated_from, Some(1));
-    assert_eq!(loaded[0].entities, 4);
+    let loaded = load(&mut app, ONE);
+    assert_eq!(loaded.report.migrated_from, Some(1));
+    assert_eq!(loaded.entities, 4);
 
     let world = app.world_mut();
     let hero = world
@@ -117,9 +95,25 @@ fn app_with_fixture(dir: &std::path::Path, files: &[(&str, String)]) -> bevy_app
     app
 }
 
-/// Loads slot 1 now, and returns what the load reported.
-fn load(app: &mut bevy_app::App) -> Loaded {
-    app.world_mut().commands().load(SlotId::Numbered(1));
+/// The fixture's slot.
+const ONE: SlotId = SlotId::Numbered(1);
+
+/// The slot's files copied from `fixtures/` into `dir`, and the game's app over it: the
+/// `v2-deltas.sav` base and journal as slot 1.
+fn app_with_v2_deltas(dir: &std::path::Path) -> bevy_app::App {
+    let name = ONE.file_name();
+    app_with_fixture(
+        dir,
+        &[
+            ("v2-deltas.sav", name.clone()),
+            ("v2-deltas.sav.journal", format!("{name}.journal")),
+        ],
+    )
+}
+
+/// Loads `slot` now, and returns what the load reported.
+fn load(app: &mut bevy_app::App, slot: SlotId) -> Loaded {
+    app.world_mut().commands().load(slot);
     app.world_mut().flush();
     let failed: Vec<LoadFailed> = app
         .world_mut()
@@ -177,15 +171,8 @@ fn check_v2_deltas(world: &mut World) {
 #[test]
 fn the_v2_deltas_of_one_memento_per_entity_and_component_load() {
     let dir = tempfile::tempdir().unwrap();
-    let name = SlotId::Numbered(1).file_name();
-    let mut app = app_with_fixture(
-        dir.path(),
-        &[
-            ("v2-deltas.sav", name.clone()),
-            ("v2-deltas.sav.journal", format!("{name}.journal")),
-        ],
-    );
-    let loaded = load(&mut app);
+    let mut app = app_with_v2_deltas(dir.path());
+    let loaded = load(&mut app, ONE);
     assert_eq!(
         loaded.report.deltas, 1,
         "{:?}",
@@ -196,18 +183,17 @@ fn the_v2_deltas_of_one_memento_per_entity_and_component_load() {
 
     // The first incremental save of the slot in this run is a full one: the old deltas are
     // replaced, and a new app loads the same world from it.
-    world_saves_incrementally(&mut app);
-    let mut fresh = game::app(dir.path()).unwrap();
-    fresh.finish();
-    fresh.cleanup();
-    let loaded = load(&mut fresh);
+    save_incremental(&mut app, ONE);
+    let mut fresh = app_with_fixture(dir.path(), &[]);
+    let loaded = load(&mut fresh, ONE);
     assert_eq!(loaded.report.deltas, 0);
     check_v2_deltas(fresh.world_mut());
 }
 
-fn world_saves_incrementally(app: &mut bevy_app::App) {
+/// Saves `slot` incrementally now, and waits for it.
+fn save_incremental(app: &mut bevy_app::App, slot: SlotId) {
     let world = app.world_mut();
-    world.commands().save_incremental(SlotId::Numbered(1));
+    world.commands().save_incremental(slot);
     world.flush();
     assert!(
         world
@@ -224,56 +210,26 @@ fn world_saves_incrementally(app: &mut bevy_app::App) {
 #[test]
 fn rows_on_top_of_older_deltas_keep_the_older_deltas_values() {
     let dir = tempfile::tempdir().unwrap();
-    let name = SlotId::Numbered(1).file_name();
-    let mut app = app_with_fixture(
-        dir.path(),
-        &[
-            ("v2-deltas.sav", name.clone()),
-            ("v2-deltas.sav.journal", format!("{name}.journal")),
-        ],
-    );
+    let mut app = app_with_v2_deltas(dir.path());
     let two = SlotId::Numbered(2);
     // Slot 2 is followed (its first incremental save, a full one), then the game copies the
     // fixture's slot over it.
-    app.world_mut().commands().save_incremental(two);
-    app.world_mut().flush();
+    save_incremental(&mut app, two);
     let manager = app
         .world()
         .resource::<savegame_bevy::SaveManager>()
         .manager();
-    assert!(manager.flush().is_empty());
-    manager.copy(SlotId::Numbered(1), two).unwrap();
-    app.world_mut().commands().load(two);
-    app.world_mut().flush();
-    app.world_mut()
-        .resource_mut::<bevy_ecs::message::Messages<Loaded>>()
-        .clear();
+    manager.copy(ONE, two).unwrap();
+    load(&mut app, two);
     // The hero, written by an older delta, is put under the bat: a record, no values.
     let world = app.world_mut();
     let hero = named(world, "hero").unwrap();
     let bat = named(world, "bat").unwrap();
     world.entity_mut(hero).insert(ChildOf(bat));
-    world.commands().save_incremental(two);
-    world.flush();
-    assert!(
-        world
-            .resource::<savegame_bevy::SaveManager>()
-            .manager()
-            .flush()
-            .is_empty()
-    );
+    save_incremental(&mut app, two);
 
-    let mut fresh = game::app(dir.path()).unwrap();
-    fresh.finish();
-    fresh.cleanup();
-    fresh.world_mut().commands().load(two);
-    fresh.world_mut().flush();
-    let failed: Vec<LoadFailed> = fresh
-        .world_mut()
-        .resource_mut::<bevy_ecs::message::Messages<LoadFailed>>()
-        .drain()
-        .collect();
-    assert!(failed.is_empty(), "{}", failed[0].error);
+    let mut fresh = app_with_fixture(dir.path(), &[]);
+    load(&mut fresh, two);
     let world = fresh.world_mut();
     let hero = named(world, "hero").unwrap();
     assert_eq!(

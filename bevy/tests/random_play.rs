@@ -16,23 +16,16 @@ use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
 use savegame_bevy::{LoadFailed, SaveFailed, SaveManager, Saveable, SavegameCommands};
+use savegame_testkit::game::Rng;
 
-/// xorshift64: the same steps for a seed on every machine.
-struct Rng(u64);
+/// A number below `n` (the example game's generator: the same steps for a seed anywhere).
+fn below(rng: &mut Rng, n: usize) -> usize {
+    rng.below(n as u64) as usize
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
+/// True `percent` times in a hundred.
+fn chance(rng: &mut Rng, percent: u64) -> bool {
+    rng.below(100) < percent
 }
 
 #[derive(Component)]
@@ -43,10 +36,7 @@ struct Leaf;
 /// The world a new app loads from `slot`, and its score.
 fn loaded(dir: &std::path::Path, slot: SlotId) -> (BTreeMap<u32, Observed>, u64) {
     let mut app = app(dir);
-    app.world_mut().commands().load(slot);
-    app.update();
-    let failed = drain::<LoadFailed>(&mut app);
-    assert!(failed.is_empty(), "{}", failed[0].error);
+    load_in_place(&mut app, slot, "a new app");
     let score = app
         .world()
         .get_resource::<Score>()
@@ -61,7 +51,7 @@ fn pick<F: Component>(world: &mut World, rng: &mut Rng) -> Option<Entity> {
         .iter(world)
         .collect();
     found.sort();
-    (!found.is_empty()).then(|| found[rng.below(found.len())])
+    (!found.is_empty()).then(|| found[below(rng, found.len())])
 }
 
 fn targeted(world: &mut World, e: Entity) -> bool {
@@ -70,47 +60,47 @@ fn targeted(world: &mut World, e: Entity) -> bool {
 
 /// A child's place: under `parent`, last or at a random index.
 fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
-    if rng.chance(50) {
+    if chance(rng, 50) {
         world.entity_mut(child).insert(ChildOf(parent));
     } else {
         let n = world.get::<Children>(parent).map_or(0, |c| c.len());
-        let at = rng.below(n + 1);
+        let at = below(rng, n + 1);
         world.entity_mut(parent).insert_child(at, child);
     }
 }
 
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
-    for _ in 0..=rng.below(6) {
-        match rng.below(12) {
+    for _ in 0..=below(rng, 6) {
+        match below(rng, 12) {
             0 => {
-                let y = rng.below(9) as f32;
+                let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
-                if rng.chance(50) {
+                if chance(rng, 50) {
                     world.entity_mut(root).insert(Health { current: 1, max: 2 });
                 }
             }
             1 | 2 => {
                 let parent = pick::<Root>(world, rng);
-                let target = if rng.chance(50) {
+                let target = if chance(rng, 50) {
                     pick::<Leaf>(world, rng)
                 } else {
                     pick::<Root>(world, rng)
                 };
-                let x = rng.below(100) as f32;
+                let x = below(rng, 100) as f32;
                 let mut leaf = world.spawn((Saveable, Leaf, Position { x, y: 1.0 }));
                 if let Some(entity) = target {
                     leaf.insert(Target { entity });
                 }
-                if rng.chance(40) {
-                    leaf.insert(Label(format!("l{}", rng.below(1000))));
+                if chance(rng, 40) {
+                    leaf.insert(Label(format!("l{}", below(rng, 1000))));
                 }
                 let leaf = leaf.id();
                 if let Some(parent) = parent {
                     adopt(world, rng, parent, leaf);
                 }
                 // Another entity now points at the new one (spawned in the same delta).
-                if rng.chance(50)
+                if chance(rng, 50)
                     && let Some(other) = pick::<Leaf>(world, rng)
                     && other != leaf
                 {
@@ -118,7 +108,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             3 => {
-                let doomed = if rng.chance(85) {
+                let doomed = if chance(rng, 85) {
                     pick::<Leaf>(world, rng)
                 } else {
                     pick::<Root>(world, rng)
@@ -135,21 +125,21 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             5 => {
-                let picked = if rng.chance(50) {
+                let picked = if chance(rng, 50) {
                     pick::<Leaf>(world, rng)
                 } else {
                     pick::<Root>(world, rng)
                 };
                 if let Some(e) = picked {
-                    let max = rng.below(50) as u32;
+                    let max = below(rng, 50) as u32;
                     if world.get::<Health>(e).is_some() {
                         world.entity_mut(e).remove::<Health>();
-                        if rng.chance(40) {
+                        if chance(rng, 40) {
                             world.entity_mut(e).insert(Health { current: 7, max });
                         }
                     } else {
                         world.entity_mut(e).insert(Health { current: 3, max });
-                        if rng.chance(30) {
+                        if chance(rng, 30) {
                             world.entity_mut(e).remove::<Health>();
                         }
                     }
@@ -163,20 +153,20 @@ fn play(world: &mut World, rng: &mut Rng) {
                     .iter(world)
                     .collect();
                 off.sort();
-                if !off.is_empty() && rng.chance(60) {
-                    let e = off[rng.below(off.len())];
+                if !off.is_empty() && chance(rng, 60) {
+                    let e = off[below(rng, off.len())];
                     world.entity_mut(e).insert(Saveable);
                 } else if let Some(e) = pick::<Leaf>(world, rng)
                     && !targeted(world, e)
                 {
                     world.entity_mut(e).remove::<(Saveable, ChildOf)>();
-                    if rng.chance(30) {
+                    if chance(rng, 30) {
                         world.entity_mut(e).remove::<Position>();
                     }
-                    if rng.chance(30) {
+                    if chance(rng, 30) {
                         world.entity_mut(e).insert(Label("while off".into()));
                     }
-                    if rng.chance(20) {
+                    if chance(rng, 20) {
                         world.entity_mut(e).insert(Saveable);
                     }
                 }
@@ -199,7 +189,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                     && children.len() >= 2
                 {
                     let n = children.len();
-                    children.swap(rng.below(n), rng.below(n));
+                    children.swap(below(rng, n), below(rng, n));
                 }
             }
             10 => {
@@ -216,68 +206,69 @@ fn play(world: &mut World, rng: &mut Rng) {
     }
 }
 
-/// Fails with the first entities that differ.
-#[track_caller]
-fn assert_world(got: &BTreeMap<u32, Observed>, expected: &BTreeMap<u32, Observed>, at: &str) {
-    let ids: std::collections::BTreeSet<u32> = got.keys().chain(expected.keys()).copied().collect();
-    let differ: Vec<String> = ids
-        .into_iter()
-        .filter(|id| got.get(id) != expected.get(id))
-        .take(4)
-        .map(|id| {
-            format!(
-                "{id}: loaded {:?}, expected {:?}",
-                got.get(&id),
-                expected.get(&id)
-            )
-        })
-        .collect();
-    assert!(differ.is_empty(), "{at}:\n{}", differ.join("\n"));
+/// A new app over `dir` and its random generator, after ten steps of play.
+fn start(dir: &std::path::Path, seed: u64, compact_at: u32) -> (bevy_app::App, Rng) {
+    let mut app = app_with(builder(dir).compact_at(compact_at));
+    app.insert_resource(Score(0));
+    let mut rng = Rng::new(seed);
+    for _ in 0..10 {
+        play(app.world_mut(), &mut rng);
+    }
+    (app, rng)
+}
+
+/// Runs the frame that saves, waits for the saves, and checks that a new app loads from `slot`
+/// the world the game holds; returns that world.
+fn saved(
+    app: &mut bevy_app::App,
+    dir: &std::path::Path,
+    slot: SlotId,
+    at: &str,
+) -> BTreeMap<u32, Observed> {
+    app.update();
+    settle(app);
+    let failed = drain::<SaveFailed>(app);
+    assert!(failed.is_empty(), "{at}: {}", failed[0].error);
+    let expected = observe(app.world_mut());
+    let (got, score) = loaded(dir, slot);
+    assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");
+    assert_same(&got, &expected, at);
+    expected
+}
+
+/// Loads `slot` into the app, now.
+fn load_in_place(app: &mut bevy_app::App, slot: SlotId, at: &str) {
+    app.world_mut().commands().load(slot);
+    app.update();
+    let failed = drain::<LoadFailed>(app);
+    assert!(failed.is_empty(), "{at}: {}", failed[0].error);
 }
 
 /// A run of `rounds` saves of one slot, compacted past `compact_at` percent.
 fn run(seed: u64, rounds: u32, compact_at: u32) {
     const SLOT: SlotId = SlotId::Numbered(3);
     let dir = tempfile::tempdir().unwrap();
-    let mut app = app_with(builder(dir.path()).compact_at(compact_at));
-    app.insert_resource(Score(0));
-    let mut rng = Rng(seed);
-    for _ in 0..10 {
-        play(app.world_mut(), &mut rng);
-    }
+    let (mut app, mut rng) = start(dir.path(), seed, compact_at);
     for round in 0..rounds {
         let at = format!("seed {seed} round {round}");
         play(app.world_mut(), &mut rng);
-        if rng.chance(8) {
+        if chance(&mut rng, 8) {
             app.world_mut().commands().save(SLOT);
         } else {
             app.world_mut().commands().save_incremental(SLOT);
         }
-        app.update();
-        if rng.chance(30) {
+        if chance(&mut rng, 30) {
+            app.update();
             play(app.world_mut(), &mut rng);
             app.world_mut().commands().save_incremental(SLOT);
-            app.update();
         }
-        settle(&mut app);
-        let failed = drain::<SaveFailed>(&mut app);
-        assert!(failed.is_empty(), "{at}: {}", failed[0].error);
-        let expected = observe(app.world_mut());
-        let (got, score) = loaded(dir.path(), SLOT);
-        assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");
-        assert_world(&got, &expected, &at);
-        if rng.chance(25) {
-            app.world_mut().commands().load(SLOT);
-            app.update();
-            let failed = drain::<LoadFailed>(&mut app);
-            assert!(failed.is_empty(), "{at}: {}", failed[0].error);
-            assert_world(
-                &observe(app.world_mut()),
-                &expected,
-                &format!("{at}, in place"),
-            );
+        let expected = saved(&mut app, dir.path(), SLOT, &at);
+        if chance(&mut rng, 25) {
+            load_in_place(&mut app, SLOT, &at);
+            let at = format!("{at}, in place");
+            assert_same(&observe(app.world_mut()), &expected, &at);
         }
-        if rng.chance(10) {
+        if chance(&mut rng, 10) {
             let manager = app.world().resource::<SaveManager>().manager();
             manager.compact(SLOT).unwrap();
         }
@@ -298,32 +289,17 @@ fn random_play_saved_to_two_slots_in_turn_loads_to_the_world_saved() {
     for seed in 1..=12 {
         let dir = tempfile::tempdir().unwrap();
         let compact_at = if seed % 2 == 0 { 20 } else { 100_000 };
-        let mut app = app_with(builder(dir.path()).compact_at(compact_at));
-        app.insert_resource(Score(0));
-        let mut rng = Rng(seed * 7_727);
-        for _ in 0..10 {
-            play(app.world_mut(), &mut rng);
-        }
+        let (mut app, mut rng) = start(dir.path(), seed * 7_727, compact_at);
         for round in 0..30 {
             let at = format!("seed {seed} round {round}");
             play(app.world_mut(), &mut rng);
-            let slot = slots[rng.below(2)];
+            let slot = slots[below(&mut rng, 2)];
             app.world_mut().commands().save_incremental(slot);
-            app.update();
-            settle(&mut app);
-            let failed = drain::<SaveFailed>(&mut app);
-            assert!(failed.is_empty(), "{at}: {}", failed[0].error);
-            let expected = observe(app.world_mut());
-            let (got, score) = loaded(dir.path(), slot);
-            assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");
-            assert_world(&got, &expected, &format!("{at}, {slot:?}"));
-            let other = slots[rng.below(2)];
+            saved(&mut app, dir.path(), slot, &format!("{at}, {slot:?}"));
+            let other = slots[below(&mut rng, 2)];
             let manager = app.world().resource::<SaveManager>().manager();
-            if round > 4 && rng.chance(30) && manager.exists(other).unwrap() {
-                app.world_mut().commands().load(other);
-                app.update();
-                let failed = drain::<LoadFailed>(&mut app);
-                assert!(failed.is_empty(), "{at}: {}", failed[0].error);
+            if round > 4 && chance(&mut rng, 30) && manager.exists(other).unwrap() {
+                load_in_place(&mut app, other, &at);
             }
         }
     }

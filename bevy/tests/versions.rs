@@ -146,22 +146,19 @@ fn a_component_step_migrates_the_column_and_each_deltas_rows() {
             },
         ))
         .id();
-    for _ in 0..2 {
-        world.commands().save_incremental(SLOT);
-        world.flush();
-        assert!(
-            world
-                .resource::<savegame_bevy::SaveManager>()
-                .manager()
-                .flush()
-                .is_empty()
-        );
-        world.get_mut::<Health>(hurt).unwrap().current += 5;
+    // A full save, then two deltas that each change the second one's health.
+    for delta in 0..3 {
+        if delta > 0 {
+            old.world_mut().get_mut::<Health>(hurt).unwrap().current += 5;
+        }
+        old.world_mut().commands().save_incremental(SLOT);
+        old.update();
+        settle(&mut old);
     }
-    world.commands().save_incremental(SLOT);
-    world.flush();
-    let manager = world.resource::<savegame_bevy::SaveManager>().manager();
-    assert!(manager.flush().is_empty());
+    let manager = old
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager();
     assert_eq!(manager.info(SLOT).unwrap().deltas, 2);
 
     let steps = savegame_bevy::migrate::component_step(Migrations::new(), "Health", 1, 2, |h| {

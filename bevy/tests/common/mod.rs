@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use bevy_app::{App, TaskPoolPlugin};
@@ -199,4 +200,28 @@ pub fn observe(world: &mut World) -> std::collections::BTreeMap<u32, Observed> {
             (id, observed)
         })
         .collect()
+}
+
+/// Fails with the first entities that differ (the whole worlds are too long to read).
+#[track_caller]
+pub fn assert_same(
+    actual: &BTreeMap<u32, Observed>,
+    expected: &BTreeMap<u32, Observed>,
+    what: &str,
+) {
+    let ids: std::collections::BTreeSet<u32> =
+        actual.keys().chain(expected.keys()).copied().collect();
+    let differ: Vec<String> = ids
+        .into_iter()
+        .filter(|id| actual.get(id) != expected.get(id))
+        .take(4)
+        .map(|id| {
+            format!(
+                "{id}: loaded {:?}, expected {:?}",
+                actual.get(&id),
+                expected.get(&id)
+            )
+        })
+        .collect();
+    assert!(differ.is_empty(), "{what}: {}", differ.join("\n"));
 }

@@ -3,6 +3,9 @@
 //! leaves its work to the caller, which does it itself. Every caller of [`scoped`] has that
 //! fallback, and the unit tests take each one: they save and load with every such thread
 //! refused.
+//!
+//! The threads that outlive a call (the manager's worker, a replay's writer) run as
+//! [`background`] work.
 
 use std::thread::{Scope, ScopedJoinHandle};
 
@@ -21,6 +24,30 @@ pub(crate) fn scoped<'scope, T: Send + 'scope>(
         .name(name.into())
         .spawn_scoped(scope, work)
         .ok()
+}
+
+/// Marks the calling thread as background work where the platform allows it. On Linux that is
+/// the `SCHED_BATCH` policy at nice 0: the thread keeps a full share of the CPU, but waking it
+/// never preempts the thread that woke it. Without it, a game thread that handed a save to the
+/// worker was often preempted by the worker it had just woken, and paid for part of the save in
+/// its frame (see the README's benchmarks). In a process run at a higher nice value, an
+/// unprivileged thread keeps that value; a refusal (a sandbox that forbids the call) leaves the
+/// thread as it was. Elsewhere this does nothing.
+pub(crate) fn background() {
+    #[cfg(target_os = "linux")]
+    {
+        use thread_priority::{
+            NormalThreadSchedulePolicy, ThreadPriority, ThreadPriorityOsValue, ThreadSchedulePolicy,
+        };
+        // The policy is set first, then the nice value (0: `ThreadPriorityOsValue`'s default):
+        // a refused nice value leaves the policy set. Either refusal only costs the frame time
+        // this exists to save, so neither is an error.
+        let _ = thread_priority::set_thread_priority_and_policy(
+            thread_priority::thread_native_id(),
+            ThreadPriority::Os(ThreadPriorityOsValue::default()),
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch),
+        );
+    }
 }
 
 /// In the unit tests: runs code on this thread with the threads it would start refused (all

@@ -359,6 +359,49 @@ fn a_closure_save_makes_its_snapshot_on_the_worker_and_is_written() {
     assert_eq!(value_in(&manager, A), 42);
 }
 
+/// The calling thread's scheduling policy and nice value, from `/proc/thread-self/stat`
+/// (fields 41 and 19; the command name before them is in parentheses and may hold spaces).
+#[cfg(target_os = "linux")]
+fn policy_and_nice() -> (u32, i32) {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    let after = stat.rsplit_once(')').unwrap().1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // `fields[0]` is field 3 (the state).
+    (
+        fields[41 - 3].parse().unwrap(),
+        fields[19 - 3].parse().unwrap(),
+    )
+}
+
+/// On Linux the worker is `SCHED_BATCH` (3): waking it never preempts the game thread that
+/// queued the save, and it keeps a full share of the CPU: nice 0, or the game's own where an
+/// unprivileged process may not lower it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_worker_runs_as_batch_work_that_never_preempts_the_game_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = dir_manager(dir.path());
+    let game = policy_and_nice();
+    let (tx, rx) = mpsc::channel();
+    let mut snapshot = manager.snapshot();
+    let handle = manager.save_in_background_with(A, move || {
+        tx.send(policy_and_nice()).unwrap();
+        snapshot.capture_memento("probed", &1u32)?;
+        Ok(snapshot)
+    });
+    handle.wait().unwrap();
+    let (policy, nice) = rx.recv().unwrap();
+    assert_eq!(policy, 3, "the worker's policy (SCHED_BATCH is 3)");
+    assert_eq!(
+        game.0, 0,
+        "the game thread keeps its own policy (SCHED_OTHER)"
+    );
+    assert!(
+        nice == 0 || nice == game.1,
+        "the worker's nice value {nice}"
+    );
+}
+
 #[test]
 fn closure_saves_land_in_order_and_a_superseded_closure_is_never_run() {
     let dir = tempfile::tempdir().unwrap();

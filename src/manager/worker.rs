@@ -6,7 +6,8 @@
 //! full save waiting (not yet started) replaces it, since the newest state wins. A delta never
 //! replaces anything and is never replaced by another delta: deltas accumulate, and each is
 //! appended in turn. Jobs to one target run in the order they were made. The thread starts with
-//! the first job and stops when the manager is dropped, after running everything queued.
+//! the first job and stops when the manager is dropped, after running everything queued. It
+//! runs as [background work](crate::threads::background).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
@@ -219,6 +220,8 @@ impl Worker {
 
 /// The worker thread's loop.
 fn work(engine: &Arc<Engine>, queue: &Queue) {
+    // Waking the worker must not preempt the game thread that queued the job.
+    crate::threads::background();
     loop {
         let queued = {
             let mut state = lock(&queue.state);

@@ -343,18 +343,19 @@ pub(crate) fn decode_component<T: Component + DeserializeOwned + Send>(
     info: &Info,
     rewritten: &Rewritten,
 ) -> Result<Box<dyn Pending>, SaveError> {
-    let rows = decode_rows::<T, T>(snapshot, info, rewritten, Ok)?;
+    let rows = decode_rows::<T, T>(snapshot, info, rewritten, |_, value| Ok(value))?;
     Ok(Box::new(Decoded(rows)))
 }
 
-/// A component's rows, each value decoded as `V` and made a `T` by `convert`: its column's,
+/// A component's rows, each value decoded as `V` and made a `T` by `convert` (told the id of
+/// the memento the value is from, for its errors): its column's,
 /// then each delta's rows in order (a value replaces the entity's, a loss removes it); for an
 /// entity a delta of the older layout rewrote, its own memento instead of the column's.
 pub(crate) fn decode_rows<V: DeserializeOwned, T>(
     snapshot: &Snapshot,
     info: &Info,
     rewritten: &Rewritten,
-    mut convert: impl FnMut(V) -> Result<T, SaveError>,
+    mut convert: impl FnMut(&str, V) -> Result<T, SaveError>,
 ) -> Result<Vec<(u32, T)>, SaveError> {
     // What the deltas say, by id: the value an entity's last delta gave it, or none (a loss).
     let mut changed: BTreeMap<u32, Option<T>> = BTreeMap::new();
@@ -364,7 +365,7 @@ pub(crate) fn decode_rows<V: DeserializeOwned, T>(
     for save_id in &rewritten.older {
         entity_memento_id(&mut id, &info.id, *save_id);
         let value = if snapshot.contains(&id) {
-            Some(convert(decode_memento(snapshot, &id, info)?)?)
+            Some(convert(&id, decode_memento(snapshot, &id, info)?)?)
         } else {
             None
         };
@@ -381,7 +382,7 @@ pub(crate) fn decode_rows<V: DeserializeOwned, T>(
             changed.insert(save_id, None);
         }
         for (save_id, value) in delta.entities.into_iter().zip(delta.values) {
-            changed.insert(save_id, Some(convert(value)?));
+            changed.insert(save_id, Some(convert(&id, value)?));
         }
     }
     let mut rows: Vec<(u32, T)> = Vec::new();
@@ -391,7 +392,7 @@ pub(crate) fn decode_rows<V: DeserializeOwned, T>(
         rows.reserve(column.entities.len());
         for (id, value) in column.entities.into_iter().zip(column.values) {
             if changed.is_empty() || !changed.contains_key(&id) {
-                rows.push((id, convert(value)?));
+                rows.push((id, convert(&info.id, value)?));
             }
         }
     }

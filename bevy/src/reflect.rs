@@ -170,15 +170,16 @@ fn decode<T: Component + Reflect + FromReflect + TypePath>(
 ) -> Result<Box<dyn Pending>, SaveError> {
     let registry = registry_of(world);
     let registry = registry.read();
-    let malformed = |reason: String| SaveError::Malformed {
-        id: info.id.clone(),
+    let malformed = |id: &str, reason: String| SaveError::Malformed {
+        id: id.to_owned(),
         reason,
     };
-    let rows = decode_rows::<serde_json::Value, T>(snapshot, info, rewritten, |value| {
+    let rows = decode_rows::<serde_json::Value, T>(snapshot, info, rewritten, |id, value| {
         let reflected = TypedReflectDeserializer::of::<T>(&registry)
             .deserialize(value)
-            .map_err(|e| malformed(format!("{}: {e}", info.type_name)))?;
-        T::from_reflect(&*reflected).ok_or_else(|| malformed(format!("not a {}", info.type_name)))
+            .map_err(|e| malformed(id, format!("{}: {e}", info.type_name)))?;
+        T::from_reflect(&*reflected)
+            .ok_or_else(|| malformed(id, format!("not a {}", info.type_name)))
     })?;
     Ok(Box::new(Decoded(rows)))
 }

@@ -125,3 +125,52 @@ fn reflected_components_round_trip_in_both_codecs_and_in_deltas_with_losses() {
         assert_eq!(seen(fresh.world_mut()), expected, "{codec:?}");
     }
 }
+
+/// A reflected value of the wrong shape in a delta's rows (inside a good seal) fails the load
+/// with a typed error that names the rows memento it is in, not the component's column.
+#[test]
+fn a_malformed_reflected_row_names_its_rows_memento() {
+    #[derive(serde::Serialize)]
+    struct Rows {
+        entities: Vec<u32>,
+        values: Vec<&'static str>,
+        lost: Vec<u32>,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = reflect_app(dir.path(), Codec::MessagePack);
+    app.world_mut().spawn((
+        Saveable,
+        Mana {
+            current: 30,
+            regen: 1.5,
+            school: School::Fire,
+        },
+    ));
+    run(&mut app, true);
+    let manager = app
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager();
+    let mut forged = manager.snapshot();
+    let id = "component/Mana+1";
+    let rows = Rows {
+        entities: vec![0],
+        values: vec!["not mana"],
+        lost: vec![],
+    };
+    forged.capture_memento(id, &rows).unwrap();
+    manager
+        .save_incremental(SlotId::Numbered(1), &forged)
+        .unwrap();
+
+    let mut fresh = reflect_app(dir.path(), Codec::MessagePack);
+    fresh.world_mut().commands().load(SlotId::Numbered(1));
+    fresh.update();
+    let failed = drain::<LoadFailed>(&mut fresh);
+    assert_eq!(failed.len(), 1);
+    match &*failed[0].error {
+        savegame_bevy::SaveError::Malformed { id: named, .. } => assert_eq!(named, id),
+        other => panic!("{other}"),
+    }
+    assert!(seen(fresh.world_mut()).is_empty(), "nothing was loaded");
+}

@@ -47,6 +47,15 @@ fn template(world: &World, metadata: Metadata) -> Result<Snapshot, SaveError> {
     Ok(snapshot)
 }
 
+/// Keeps the next id the plugin gives above `top`, an id the game gave itself: it is never
+/// given out again.
+fn keep_next_above(world: &mut World, top: Option<u32>) {
+    if let Some(top) = top {
+        let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+        world.insert_resource(NextSaveId(next.max(top.saturating_add(1))));
+    }
+}
+
 /// Gives ids to `entities`, in order, from the next free one; returns them with their ids.
 fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>, SaveError> {
     let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
@@ -104,16 +113,7 @@ pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCop
         top = top.max(Some(id.get()));
         entities.push((entity, id.get()));
     }
-    // Ids the game gave itself are never given out again.
-    let above = top.map_or(0, |t| t.saturating_add(1));
-    let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
-    world.insert_resource(NextSaveId(next.max(above)));
-    let fresh = without_ids(world);
-    if !fresh.is_empty() {
-        entities.extend(give_ids(world, &fresh)?);
-    }
-
-    let (parents, children) = copy_parents(world)?;
+    let (parents, children) = copy_parents(world, &mut entities, top)?;
     let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {
         registry.check()?;
@@ -141,9 +141,15 @@ pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCop
     })
 }
 
-/// The parents of saved children, each with its id (an unsaved parent without one is given
-/// one, so that the link can be saved) and its children copied.
-fn copy_parents(world: &mut World) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
+/// The parents of saved children, each with its id and its children copied. Ids are given
+/// once every id the saved entities (`top`, the highest) and the parents hold is seen, so that
+/// none given is one the game gave itself: first to the saved entities without one (added to
+/// `entities`), then to the parents still without one (unsaved: so that the link can be saved).
+fn copy_parents(
+    world: &mut World,
+    entities: &mut Vec<(Entity, u32)>,
+    mut top: Option<u32>,
+) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
     let mut query = world.query_filtered::<&ChildOf, With<Saveable>>();
     let mut parents: Vec<Entity> = Vec::new();
     for link in query.iter(world) {
@@ -168,16 +174,35 @@ fn copy_parents(world: &mut World) -> Result<(Vec<ParentCopy>, Vec<Entity>), Sav
         }
         let range = start..children.len();
         match id {
+            Some(id) => {
+                top = top.max(Some(id.get()));
+                copies.push(ParentCopy {
+                    id: id.get(),
+                    children: range,
+                });
+            }
+            None => without.push((parent, range)),
+        }
+    }
+    keep_next_above(world, top);
+    let fresh = without_ids(world);
+    if !fresh.is_empty() {
+        entities.extend(give_ids(world, &fresh)?);
+    }
+    // A parent saved itself has its id now.
+    let mut unsaved = Vec::new();
+    for (parent, range) in without {
+        match world.get::<SaveId>(parent) {
             Some(id) => copies.push(ParentCopy {
                 id: id.get(),
                 children: range,
             }),
-            None => without.push((parent, range)),
+            None => unsaved.push((parent, range)),
         }
     }
-    if !without.is_empty() {
-        let entities: Vec<Entity> = without.iter().map(|(e, _)| *e).collect();
-        for ((_, id), (_, range)) in give_ids(world, &entities)?.into_iter().zip(without) {
+    if !unsaved.is_empty() {
+        let entities: Vec<Entity> = unsaved.iter().map(|(e, _)| *e).collect();
+        for ((_, id), (_, range)) in give_ids(world, &entities)?.into_iter().zip(unsaved) {
             copies.push(ParentCopy {
                 id,
                 children: range,
@@ -315,12 +340,9 @@ pub(crate) fn copy_delta(
 ) -> Result<DeltaCopy, SaveError> {
     let snapshot = template(world, metadata)?;
     // Entities the delta writes whole (their record, and each value, or its loss): those newly
-    // saved, spawned or with `Saveable` put (back) on; a value lost while not saved left no
-    // trace.
+    // saved, spawned or with `Saveable` put (back) on (those without an id get theirs with
+    // the records, in `records_of`); a value lost while not saved left no trace.
     let mut whole = without_ids(world);
-    if !whole.is_empty() {
-        give_ids(world, &whole)?;
-    }
     let since = mark.tick;
     // Entities whose record the delta writes: the whole ones, and those whose place in the
     // hierarchy changed. One pass over the saved entities' ticks of `Saveable` and `ChildOf`.
@@ -445,24 +467,40 @@ fn saved_count(world: &World) -> usize {
 /// A delta's written entities with their ids, and their records by id.
 type Records = (Vec<(Entity, u32)>, Vec<(u32, EntityRecord)>);
 
-/// The saved entities among `changed` (with their ids) and their records: each one's parent's
-/// id (a parent without one is given one) and its place among the parent's children.
+/// The saved entities among `changed` (ascending) with their ids, and their records: each
+/// one's parent's id and its place among the parent's children. Entities newly saved without
+/// an id, and parents without one, are given one here, after every id the entities and their
+/// parents already hold is seen, so that none given is one the game gave itself.
 fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveError> {
     let mut written: Vec<(Entity, u32)> = Vec::with_capacity(changed.len());
     let mut records: Vec<(u32, EntityRecord)> = Vec::with_capacity(changed.len());
+    // Written entities without an id yet (newly saved): their index.
+    let mut unnamed: Vec<usize> = Vec::new();
     // Records whose parent has no id yet: their index, and the parent.
     let mut orphans: Vec<(usize, Entity)> = Vec::new();
+    // The highest id seen, of an entity or of a parent.
+    let mut top = None;
     {
         // Query states find each entity's components without looking their columns up by
         // type each time, as `World::get` does.
-        let saved = world.query::<(&SaveId, Has<Saveable>, Option<&ChildOf>)>();
+        let saved = world.query::<(Option<&SaveId>, Has<Saveable>, Option<&ChildOf>)>();
         let parents = world.query::<(Option<&Children>, Option<&SaveId>)>();
         let (saved, parents) = (saved.query_manual(world), parents.query_manual(world));
         for &entity in changed {
             let Ok((id, true, link)) = saved.get(entity) else {
                 continue;
             };
-            written.push((entity, id.get()));
+            let id = match id {
+                Some(id) => {
+                    top = top.max(Some(id.get()));
+                    id.get()
+                }
+                None => {
+                    unnamed.push(records.len());
+                    0
+                }
+            };
+            written.push((entity, id));
             let mut record = EntityRecord {
                 saved: true,
                 parent: None,
@@ -475,28 +513,44 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
                     .and_then(|list| list.iter().position(|c| *c == entity))
                     .map(|p| u32::try_from(p).unwrap_or(u32::MAX));
                 match parent_id {
-                    Some(parent_id) => record.parent = Some(parent_id.get()),
+                    Some(parent_id) => {
+                        record.parent = Some(parent_id.get());
+                        top = top.max(Some(parent_id.get()));
+                    }
                     None => orphans.push((records.len(), parent)),
                 }
             }
-            records.push((id.get(), record));
+            records.push((id, record));
         }
     }
-    if !orphans.is_empty() {
-        let mut parents: Vec<Entity> = orphans.iter().map(|(_, parent)| *parent).collect();
-        parents.sort_unstable();
-        parents.dedup();
-        let given = give_ids(world, &parents)?;
-        for (index, parent) in orphans {
-            let id = given
-                .binary_search_by_key(&parent, |(e, _)| *e)
-                .ok()
-                .and_then(|at| given.get(at))
-                .map(|(_, id)| *id)
-                .ok_or(SaveError::IdsExhausted)?;
-            if let Some((_, record)) = records.get_mut(index) {
-                record.parent = Some(id);
-            }
+    keep_next_above(world, top);
+    // In the order of the entities, as the ids of a full save follow it.
+    let entities: Vec<Entity> = unnamed
+        .iter()
+        .filter_map(|&index| written.get(index).map(|(entity, _)| *entity))
+        .collect();
+    for (index, (_, id)) in unnamed.into_iter().zip(give_ids(world, &entities)?) {
+        if let (Some(entity), Some(record)) = (written.get_mut(index), records.get_mut(index)) {
+            entity.1 = id;
+            record.0 = id;
+        }
+    }
+    // A parent newly saved itself has its id now; the others are given one.
+    let mut parents: Vec<Entity> = orphans
+        .iter()
+        .map(|(_, parent)| *parent)
+        .filter(|parent| world.get::<SaveId>(*parent).is_none())
+        .collect();
+    parents.sort_unstable();
+    parents.dedup();
+    give_ids(world, &parents)?;
+    for (index, parent) in orphans {
+        let id = world
+            .get::<SaveId>(parent)
+            .map(|id| id.get())
+            .ok_or(SaveError::IdsExhausted)?;
+        if let Some((_, record)) = records.get_mut(index) {
+            record.parent = Some(id);
         }
     }
     Ok((written, records))

@@ -465,3 +465,64 @@ fn a_load_despawns_saved_entities_without_an_id() {
     let expected = observe(app.world_mut());
     assert_same(&loaded(dir.path()), &expected, "after the load and a delta");
 }
+
+/// An id the game gave itself, to an entity saved since the last save or to the unsaved parent
+/// of a saved one, is never given by the plugin to another entity, in a delta or in a full save.
+#[test]
+fn an_id_the_game_gave_itself_is_never_given_again() {
+    /// The ids of the world's entities, each once; fails on an id two entities hold.
+    fn ids(app: &mut bevy_app::App) -> Vec<u32> {
+        let world = app.world_mut();
+        let mut ids: Vec<u32> = world
+            .query::<&SaveId>()
+            .iter(world)
+            .map(|id| id.get())
+            .collect();
+        ids.sort_unstable();
+        let mut unique = ids.clone();
+        unique.dedup();
+        assert_eq!(ids, unique, "an id given twice");
+        ids
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    app.world_mut()
+        .spawn((Saveable, Position { x: 0.0, y: 0.0 }));
+    save_incremental(&mut app);
+    // Between two deltas the game gives its own id 2 to a new saved entity, and 3 to an
+    // unsaved root that a new saved entity (without an id, so given the next one) hangs from.
+    let world = app.world_mut();
+    world.spawn((
+        Saveable,
+        SaveId::new(2).unwrap(),
+        Position { x: 2.0, y: 2.0 },
+    ));
+    let root = world.spawn(SaveId::new(3).unwrap()).id();
+    world.spawn((Saveable, Position { x: 3.0, y: 3.0 }, ChildOf(root)));
+    delta_of(&save_incremental(&mut app));
+    // More entities without ids, in a delta, then in a full save.
+    for k in 0..4 {
+        app.world_mut().spawn((
+            Saveable,
+            Position {
+                x: 10.0 + k as f32,
+                y: 0.0,
+            },
+        ));
+    }
+    delta_of(&save_incremental(&mut app));
+    assert_eq!(ids(&mut app), [0, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(loaded(dir.path()).len(), 7);
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = common::app(dir.path());
+    let world = app.world_mut();
+    let root = world.spawn(SaveId::new(1).unwrap()).id();
+    world.spawn((Saveable, Position { x: 3.0, y: 3.0 }, ChildOf(root)));
+    world.spawn((Saveable, Position { x: 4.0, y: 4.0 }));
+    app.world_mut().commands().save(SLOT);
+    app.update();
+    settle(&mut app);
+    assert!(drain::<SaveFailed>(&mut app).is_empty());
+    assert_eq!(ids(&mut app), [1, 2, 3]);
+}

@@ -384,7 +384,7 @@ pub(crate) fn copy_delta(
     moved.dedup();
     world.resource_scope(|world, registry: Mut<SaveRegistry>| {
         registry.check()?;
-        let (linked, records) = records_of(world, &moved)?;
+        let (linked, records, new_from) = records_of(world, &moved)?;
         // `linked` is in the order of the entities, as `whole` is.
         let whole: Vec<(Entity, u32)> = linked
             .into_iter()
@@ -423,7 +423,7 @@ pub(crate) fn copy_delta(
             let to = lost.partition_point(|(i, _)| *i <= index);
             let its = lost.get(from..to).unwrap_or_default();
             let its: Vec<u32> = its.iter().map(|(_, id)| *id).collect();
-            let copied = (entry.copy_delta)(world, since, &whole, its, &mut unsaved);
+            let copied = (entry.copy_delta)(world, since, &whole, new_from, its, &mut unsaved);
             columns.push((entry.info.clone(), copied));
         }
         let mut resources = Vec::new();
@@ -464,8 +464,9 @@ fn saved_count(world: &World) -> usize {
         .sum()
 }
 
-/// A delta's written entities with their ids, and their records by id.
-type Records = (Vec<(Entity, u32)>, Vec<(u32, EntityRecord)>);
+/// A delta's written entities with their ids, their records by id, and the first id given in
+/// this delta (the entities from it up were never saved before).
+type Records = (Vec<(Entity, u32)>, Vec<(u32, EntityRecord)>, u32);
 
 /// The saved entities among `changed` (ascending) with their ids, and their records: each
 /// one's parent's id and its place among the parent's children. Entities newly saved without
@@ -524,6 +525,7 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
         }
     }
     keep_next_above(world, top);
+    let new_from = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
     // In the order of the entities, as the ids of a full save follow it.
     let entities: Vec<Entity> = unnamed
         .iter()
@@ -553,7 +555,7 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
             record.parent = Some(id);
         }
     }
-    Ok((written, records))
+    Ok((written, records, new_from))
 }
 
 impl DeltaCopy {

@@ -139,12 +139,14 @@ impl<T: Component + Clone> Copied<T> {
     /// world): the value of each saved entity whose `T` was added or changed since `since`
     /// (Bevy's change ticks, read in the same pass as the values), but for the `whole` ones
     /// (ascending by entity); then every value of the `whole` ones, each that lacks `T` among
-    /// the `lost`, with `lost` (the ids of entities that lost `T` since). Adds the references
-    /// to unsaved entities to `unsaved`.
+    /// the `lost` (unless its id is `new_from` or above: given in this delta, it was never
+    /// saved), with `lost` (the ids of entities that lost `T` since). Adds the references to
+    /// unsaved entities to `unsaved`.
     pub(crate) fn delta(
         world: &mut World,
         since: Tick,
         whole: &[(Entity, u32)],
+        new_from: u32,
         lost: Vec<u32>,
         unsaved: &mut usize,
     ) -> Self {
@@ -176,7 +178,7 @@ impl<T: Component + Clone> Copied<T> {
             // `some` is in the order of `whole`: the ones it skipped lack `T`.
             let mut has = some.entities.iter().peekable();
             for (entity, id) in whole {
-                if has.next_if_eq(&entity).is_none() {
+                if has.next_if_eq(&entity).is_none() && *id < new_from {
                     copied.lost.push(*id);
                 }
             }
@@ -210,10 +212,13 @@ pub(crate) fn copy_delta<T: Component + Serialize + Clone>(
     world: &mut World,
     since: Tick,
     whole: &[(Entity, u32)],
+    new_from: u32,
     lost: Vec<u32>,
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
-    Box::new(Copied::<T>::delta(world, since, whole, lost, unsaved))
+    Box::new(Copied::<T>::delta(
+        world, since, whole, new_from, lost, unsaved,
+    ))
 }
 
 /// Names the first value that does not serialize alone, for the error.

@@ -85,7 +85,7 @@ pub(crate) type DecodeFn =
 
 /// Copies a delta's rows of a component (see [`ComponentEntry::copy_delta`]).
 pub(crate) type CopyDeltaFn =
-    fn(&mut World, Tick, &[(Entity, u32)], Vec<u32>, &mut usize) -> Box<dyn Column>;
+    fn(&mut World, Tick, &[(Entity, u32)], u32, Vec<u32>, &mut usize) -> Box<dyn Column>;
 
 /// Removes a registered component from an entity (see [`ComponentEntry::remove`]).
 pub(crate) type RemoveFn = fn(&mut World, Entity);
@@ -98,7 +98,9 @@ pub(crate) struct ComponentEntry {
     /// Copies a delta's rows, references mapped: the values added or changed since the tick
     /// (up to the world's change tick), and every value of the entities given (which it
     /// writes whole), with the ids of the entities that lost the component (given, and the
-    /// whole ones that lack it); adds the references to unsaved entities to the count.
+    /// whole ones that lack it, but for those whose ids are from the number given up: they
+    /// were never saved, so had nothing to lose); adds the references to unsaved entities to
+    /// the count.
     pub(crate) copy_delta: CopyDeltaFn,
     /// Decodes the type's values from a snapshot: its column, then each delta's rows in
     /// order. The world is read, not changed (a reflected type's registry is in it).

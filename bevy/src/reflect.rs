@@ -66,11 +66,12 @@ fn copy_delta<T: Component + Reflect + Clone>(
     world: &mut World,
     since: Tick,
     whole: &[(Entity, u32)],
+    new_from: u32,
     lost: Vec<u32>,
     unsaved: &mut usize,
 ) -> Box<dyn Column> {
     Box::new(ReflectCopied {
-        copied: Copied::<T>::delta(world, since, whole, lost, unsaved),
+        copied: Copied::<T>::delta(world, since, whole, new_from, lost, unsaved),
         registry: registry_of(world),
     })
 }

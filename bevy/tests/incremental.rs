@@ -526,3 +526,48 @@ fn an_id_the_game_gave_itself_is_never_given_again() {
     assert!(drain::<SaveFailed>(&mut app).is_empty());
     assert_eq!(ids(&mut app), [1, 2, 3]);
 }
+
+/// A delta writes no loss for an entity saved for the first time (it was never saved, so it
+/// had nothing to lose), and still does for one saved again that lacks a component it had.
+#[test]
+fn a_new_entity_has_no_losses_in_its_delta_and_one_saved_again_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    let again = app
+        .world_mut()
+        .spawn((
+            Saveable,
+            Position { x: 0.0, y: 0.0 },
+            Health { current: 3, max: 5 },
+        ))
+        .id();
+    save_incremental(&mut app);
+    // The mementos of the slot as the manager loads it (base and deltas).
+    let holds = |app: &bevy_app::App, id: &str| {
+        let manager = app
+            .world()
+            .resource::<savegame_bevy::SaveManager>()
+            .manager();
+        manager.load(SLOT).unwrap().snapshot.contains(id)
+    };
+    // New: position only.
+    app.world_mut()
+        .spawn((Saveable, Position { x: 1.0, y: 1.0 }));
+    delta_of(&save_incremental(&mut app));
+    assert!(holds(&app, "component/Position+1"));
+    assert!(
+        !holds(&app, "component/Health+1"),
+        "a loss for a new entity"
+    );
+    assert!(!holds(&app, "component/Label+1"), "a loss for a new entity");
+    // Saved again without its health: the loss is written.
+    let world = app.world_mut();
+    world.entity_mut(again).remove::<Saveable>();
+    world.entity_mut(again).remove::<Health>();
+    world.entity_mut(again).insert(Saveable);
+    delta_of(&save_incremental(&mut app));
+    assert!(holds(&app, "component/Health+2"));
+    let loaded = loaded(dir.path());
+    assert_eq!(loaded.len(), 2);
+    assert_eq!(observe(app.world_mut()), loaded);
+}

@@ -14,7 +14,7 @@
 //! | memento | holds |
 //! |---|---|
 //! | `bevy/entities+<n>` | `ids`, `records`: the entities newly saved (spawned, or `Saveable` put back on), moved in the hierarchy (a new parent, none, or a new place among the children) or removed (despawned, or no longer saved), and each one's record: `saved` (false: removed), `parent`, `position`. A record replaces what the full save and earlier deltas say of the entity's membership and link |
-//! | `component/<name>+<n>` | `entities`, `values`: the values added or changed since the last save, and every value of a newly saved entity; `lost`: the entities that lost the component (a newly saved entity lacking it among them) |
+//! | `component/<name>+<n>` | `entities`, `values`: the values added or changed since the last save, and every value of a newly saved entity; `lost`: the entities that lost the component (an entity saved again, with `Saveable` put back on, that lacks it among them; one saved for the first time had nothing to lose) |
 //! | `bevy/next` | `next`, the next id to give out |
 //!
 //! A load starts from the full save's mementos and applies the deltas in the order of their

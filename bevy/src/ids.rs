@@ -18,7 +18,9 @@ pub struct Saveable;
 /// saved, and to an unsaved entity that is the parent of a saved one (so that the child's link
 /// can be saved). A game may also give ids of its own (the entities of a hand-made level, say,
 /// or the unsaved root its saved entities hang from, so that a load in a new session finds
-/// them again); ids it gives must be unique and below [`SaveId::MAX`].
+/// them again); ids it gives must be unique and below [`SaveId::MAX`]. The plugin gives out
+/// only ids above every id it has seen on a saved entity or on a saved entity's parent, in a
+/// save or a load, so it never gives one the game gave.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SaveId(u32);
 

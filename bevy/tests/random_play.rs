@@ -1,12 +1,12 @@
 //! Random play, saved incrementally: after every save of a slot, a new app loads the same
-//! world the game holds. Each round plays a few random steps (spawns with links and
-//! references to entities spawned in the same round, despawns, moves, components removed and
-//! put back, `Saveable` taken off and put back, reparenting, children reordered, a resource),
-//! then saves the slot (a delta, now and then a full save, sometimes two deltas in a frame),
-//! and now and then loads the slot in place or compacts its journal. A second test saves two
-//! slots in turn and loads one or the other between saves (a load takes back the entities the
-//! game stopped saving whose ids it has). Seeds are fixed, so a failure names its seed and
-//! round.
+//! world the game holds, and no two entities hold one id. Each round plays a few random steps
+//! (spawns with links and references to entities spawned in the same round, despawns, moves,
+//! components removed and put back, `Saveable` taken off and put back, reparenting, children
+//! reordered, a resource, roots spawned with ids the game gives them), then saves the slot (a
+//! delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
+//! the slot in place or compacts its journal. A second test saves two slots in turn and loads
+//! one or the other between saves (a load takes back the entities the game stopped saving
+//! whose ids it has). Seeds are fixed, so a failure names its seed and round.
 
 mod common;
 
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
-use savegame_bevy::{LoadFailed, SaveFailed, SaveManager, Saveable, SavegameCommands};
+use savegame_bevy::{LoadFailed, SaveFailed, SaveId, SaveManager, Saveable, SavegameCommands};
 use savegame_testkit::game::Rng;
 
 /// A number below `n` (the example game's generator: the same steps for a seed anywhere).
@@ -72,7 +72,7 @@ fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
     for _ in 0..=below(rng, 6) {
-        match below(rng, 12) {
+        match below(rng, 13) {
             0 => {
                 let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
@@ -201,6 +201,18 @@ fn play(world: &mut World, rng: &mut Rng) {
                     }
                 }
             }
+            11 => {
+                // A root the game gives an id of its own: above every id in the world, and
+                // often the very id the plugin would give next.
+                let top = world
+                    .query::<&SaveId>()
+                    .iter(world)
+                    .map(|id| id.get())
+                    .max()
+                    .map_or(0, |top| top + 1);
+                let id = SaveId::new(top + below(rng, 3) as u32).unwrap();
+                world.spawn((Saveable, Root, id, Position { x: 5.0, y: 5.0 }));
+            }
             _ => world.resource_mut::<Score>().0 += 1,
         }
     }
@@ -229,6 +241,16 @@ fn saved(
     settle(app);
     let failed = drain::<SaveFailed>(app);
     assert!(failed.is_empty(), "{at}: {}", failed[0].error);
+    let world = app.world_mut();
+    let mut ids: Vec<u32> = world
+        .query::<&SaveId>()
+        .iter(world)
+        .map(|id| id.get())
+        .collect();
+    ids.sort_unstable();
+    let held = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), held, "{at}: an id held by two entities");
     let expected = observe(app.world_mut());
     let (got, score) = loaded(dir, slot);
     assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");

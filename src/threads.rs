@@ -4,8 +4,8 @@
 //! fallback, and the unit tests take each one: they save and load with every such thread
 //! refused.
 //!
-//! The threads that outlive a call (the manager's worker, a replay's writer) run as
-//! [`background`] work.
+//! The threads that outlive a call (the manager's worker, a replay's writer) wait for their
+//! work as background work ([`waiting`]).
 
 use std::thread::{Scope, ScopedJoinHandle};
 
@@ -26,28 +26,47 @@ pub(crate) fn scoped<'scope, T: Send + 'scope>(
         .ok()
 }
 
-/// Marks the calling thread as background work where the platform allows it. On Linux that is
-/// the `SCHED_BATCH` policy at nice 0: the thread keeps a full share of the CPU, but waking it
-/// never preempts the thread that woke it. Without it, a game thread that handed a save to the
-/// worker was often preempted by the worker it had just woken, and paid for part of the save in
-/// its frame (see the README's benchmarks). In a process run at a higher nice value, an
-/// unprivileged thread keeps that value; a refusal (a sandbox that forbids the call) leaves the
-/// thread as it was. Elsewhere this does nothing.
-pub(crate) fn background() {
+/// Runs `wait`, in which a thread waits for work that another thread (the game's) hands it, as
+/// background work, then makes the thread usual work again to do what it was handed. On Linux
+/// the waiting thread is `SCHED_BATCH`: waking it never preempts the thread that woke it.
+/// Without that, a game thread that handed a save to the worker was often preempted by the
+/// worker it had just woken, and paid for part of the save in its frame (savegame-bevy's
+/// bench: a 100,000-entity delta's frame 0.48–0.52 ms, 0.30–0.33 ms with it). Once awake, the
+/// thread is `SCHED_OTHER` again while it works: a `SCHED_BATCH` thread woken by its own I/O
+/// waits for a busy core's time slice to end each time, and with every core busy a save until
+/// on disk took five times as long.
+///
+/// Only a thread that runs `SCHED_OTHER` (the default) is changed, and then at nice 0 (a
+/// process run at a higher nice value keeps it, unless it is privileged). A refusal (a sandbox
+/// that forbids the call) leaves the thread as it was. Elsewhere than on Linux, `wait` runs as
+/// it is.
+pub(crate) fn waiting<T>(wait: impl FnOnce() -> T) -> T {
     #[cfg(target_os = "linux")]
     {
-        use thread_priority::{
-            NormalThreadSchedulePolicy, ThreadPriority, ThreadPriorityOsValue, ThreadSchedulePolicy,
-        };
-        // The policy is set first, then the nice value (0: `ThreadPriorityOsValue`'s default):
-        // a refused nice value leaves the policy set. Either refusal only costs the frame time
-        // this exists to save, so neither is an error.
-        let _ = thread_priority::set_thread_priority_and_policy(
-            thread_priority::thread_native_id(),
-            ThreadPriority::Os(ThreadPriorityOsValue::default()),
-            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Batch),
-        );
+        use thread_priority::NormalThreadSchedulePolicy::{Batch, Other};
+        use thread_priority::ThreadSchedulePolicy::Normal;
+        if !thread_priority::thread_schedule_policy().is_ok_and(|p| p == Normal(Other)) {
+            return wait();
+        }
+        set_policy(Normal(Batch));
+        let woken = wait();
+        set_policy(Normal(Other));
+        woken
     }
+    #[cfg(not(target_os = "linux"))]
+    wait()
+}
+
+/// Sets the calling thread's policy, at nice 0 (`ThreadPriorityOsValue`'s default). The policy
+/// is set first, then the nice value: a refused nice value leaves the policy set. Either
+/// refusal only costs what [`waiting`] is for, so neither is an error.
+#[cfg(target_os = "linux")]
+fn set_policy(policy: thread_priority::ThreadSchedulePolicy) {
+    let _ = thread_priority::set_thread_priority_and_policy(
+        thread_priority::thread_native_id(),
+        thread_priority::ThreadPriority::Os(thread_priority::ThreadPriorityOsValue::default()),
+        policy,
+    );
 }
 
 /// In the unit tests: runs code on this thread with the threads it would start refused (all

@@ -359,45 +359,54 @@ fn a_closure_save_makes_its_snapshot_on_the_worker_and_is_written() {
     assert_eq!(value_in(&manager, A), 42);
 }
 
-/// The calling thread's scheduling policy and nice value, from `/proc/thread-self/stat`
-/// (fields 41 and 19; the command name before them is in parentheses and may hold spaces).
+/// A thread's id, scheduling policy and nice value, from its `/proc/.../stat` (fields 1, 41
+/// and 19; the command name before them is in parentheses and may hold spaces).
 #[cfg(target_os = "linux")]
-fn policy_and_nice() -> (u32, i32) {
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
-    let after = stat.rsplit_once(')').unwrap().1;
+fn scheduling(stat: &str) -> (u32, u32, i32) {
+    let stat = std::fs::read_to_string(stat).unwrap();
+    let (tid, after) = stat.split_once(" (").unwrap();
+    let after = after.rsplit_once(')').unwrap().1;
     let fields: Vec<&str> = after.split_whitespace().collect();
     // `fields[0]` is field 3 (the state).
+    let field = |n: usize| fields[n - 3];
     (
-        fields[41 - 3].parse().unwrap(),
-        fields[19 - 3].parse().unwrap(),
+        tid.parse().unwrap(),
+        field(41).parse().unwrap(),
+        field(19).parse().unwrap(),
     )
 }
 
-/// On Linux the worker is `SCHED_BATCH` (3): waking it never preempts the game thread that
-/// queued the save, and it keeps a full share of the CPU: nice 0, or the game's own where an
-/// unprivileged process may not lower it.
+/// On Linux the worker waits for its jobs as `SCHED_BATCH` (3), so that waking it never
+/// preempts the game thread that queued the save, and runs each job as `SCHED_OTHER` (0), so
+/// that its own I/O wakes it as any thread's does. It keeps a full share of the CPU: nice 0, or
+/// the game's own where an unprivileged process may not lower it.
 #[cfg(target_os = "linux")]
 #[test]
-fn the_worker_runs_as_batch_work_that_never_preempts_the_game_thread() {
+fn the_worker_waits_as_batch_work_and_runs_its_jobs_as_usual_work() {
     let dir = tempfile::tempdir().unwrap();
     let manager = dir_manager(dir.path());
-    let game = policy_and_nice();
+    let (_, game_policy, game_nice) = scheduling("/proc/thread-self/stat");
+    assert_eq!(game_policy, 0, "the game thread keeps its own policy");
     let (tx, rx) = mpsc::channel();
     let mut snapshot = manager.snapshot();
     let handle = manager.save_in_background_with(A, move || {
-        tx.send(policy_and_nice()).unwrap();
+        tx.send(scheduling("/proc/thread-self/stat")).unwrap();
         snapshot.capture_memento("probed", &1u32)?;
         Ok(snapshot)
     });
     handle.wait().unwrap();
-    let (policy, nice) = rx.recv().unwrap();
-    assert_eq!(policy, 3, "the worker's policy (SCHED_BATCH is 3)");
-    assert_eq!(
-        game.0, 0,
-        "the game thread keeps its own policy (SCHED_OTHER)"
-    );
+    let (worker, policy, nice) = rx.recv().unwrap();
+    assert_eq!(policy, 0, "the worker's policy while it runs a job");
     assert!(
-        nice == 0 || nice == game.1,
+        nice == 0 || nice == game_nice,
+        "the worker's nice value {nice}"
+    );
+    // Once every job has run, the worker waits for the next.
+    assert!(manager.flush().is_empty());
+    let (_, policy, nice) = scheduling(&format!("/proc/self/task/{worker}/stat"));
+    assert_eq!(policy, 3, "the waiting worker's policy (SCHED_BATCH is 3)");
+    assert!(
+        nice == 0 || nice == game_nice,
         "the worker's nice value {nice}"
     );
 }

@@ -7,7 +7,7 @@
 //! replaces anything and is never replaced by another delta: deltas accumulate, and each is
 //! appended in turn. Jobs to one target run in the order they were made. The thread starts with
 //! the first job and stops when the manager is dropped, after running everything queued. It
-//! runs as [background work](crate::threads::background).
+//! waits for its jobs as [background work](crate::threads::waiting).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex};
@@ -220,26 +220,32 @@ impl Worker {
 
 /// The worker thread's loop.
 fn work(engine: &Arc<Engine>, queue: &Queue) {
-    // Waking the worker must not preempt the game thread that queued the job.
-    crate::threads::background();
+    let mut ran = false;
     loop {
-        let queued = {
+        // Waking the worker must not preempt the game thread that queued the job.
+        let next = crate::threads::waiting(|| {
             let mut state = lock(&queue.state);
+            // The job it ran is done only now, so that whoever waits for it finds the worker
+            // waiting as it does between jobs.
+            if ran {
+                state.running = None;
+                queue.changed.notify_all();
+            }
             while state.jobs.is_empty() && !state.shutdown {
                 state = queue
                     .changed
                     .wait(state)
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
             }
-            let Some(queued) = state.jobs.pop_front() else {
-                return;
-            };
+            let queued = state.jobs.pop_front()?;
             state.running = Some(queued.target);
             queued.job.start();
-            queued
+            Some(queued)
+        });
+        let Some(queued) = next else {
+            return;
         };
         queued.job.run(engine);
-        lock(&queue.state).running = None;
-        queue.changed.notify_all();
+        ran = true;
     }
 }

@@ -158,10 +158,9 @@ fn start(storage: Arc<dyn Storage>, name: String, durable: Arc<AtomicU64>) -> Op
     let handle = std::thread::Builder::new()
         .name("savegame-replay-writer".into())
         .spawn(move || {
-            // Waking the writer must not preempt the game thread that handed it the frames.
-            crate::threads::background();
             let mut failed = false;
-            for job in inbox {
+            // Waking the writer must not preempt the game thread that handed it the frames.
+            while let Ok(job) = crate::threads::waiting(|| inbox.recv()) {
                 let result = if failed {
                     Err(io::Error::other(
                         "not written: an earlier append of the replay failed",

@@ -241,16 +241,7 @@ fn saved(
     settle(app);
     let failed = drain::<SaveFailed>(app);
     assert!(failed.is_empty(), "{at}: {}", failed[0].error);
-    let world = app.world_mut();
-    let mut ids: Vec<u32> = world
-        .query::<&SaveId>()
-        .iter(world)
-        .map(|id| id.get())
-        .collect();
-    ids.sort_unstable();
-    let held = ids.len();
-    ids.dedup();
-    assert_eq!(ids.len(), held, "{at}: an id held by two entities");
+    unique_ids(app.world_mut(), at);
     let expected = observe(app.world_mut());
     let (got, score) = loaded(dir, slot);
     assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");

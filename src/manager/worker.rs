@@ -220,15 +220,13 @@ impl Worker {
 
 /// The worker thread's loop.
 fn work(engine: &Arc<Engine>, queue: &Queue) {
-    let mut ran = false;
     loop {
         // Waking the worker must not preempt the game thread that queued the job.
         let next = crate::threads::waiting(|| {
             let mut state = lock(&queue.state);
-            // The job it ran is done only now, so that whoever waits for it finds the worker
-            // waiting as it does between jobs.
-            if ran {
-                state.running = None;
+            // The job it ran (only the worker sets `running`) is done only now, so that whoever
+            // waits for it finds the worker waiting as it does between jobs.
+            if state.running.take().is_some() {
                 queue.changed.notify_all();
             }
             while state.jobs.is_empty() && !state.shutdown {
@@ -246,6 +244,5 @@ fn work(engine: &Arc<Engine>, queue: &Queue) {
             return;
         };
         queued.job.run(engine);
-        ran = true;
     }
 }

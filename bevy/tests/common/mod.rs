@@ -156,6 +156,21 @@ pub fn build_world(world: &mut World, entities: usize) -> Entity {
     camera
 }
 
+/// The ids the world's entities hold (saved or not), ascending; fails, naming `at`, on an id
+/// two entities hold.
+pub fn unique_ids(world: &mut World, at: &str) -> Vec<u32> {
+    let mut ids: Vec<u32> = world
+        .query::<&savegame_bevy::SaveId>()
+        .iter(world)
+        .map(|id| id.get())
+        .collect();
+    ids.sort_unstable();
+    let mut unique = ids.clone();
+    unique.dedup();
+    assert_eq!(ids, unique, "{at}: an id held by two entities");
+    ids
+}
+
 /// Everything saved about one entity, references as save ids: what a load must give back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observed {

@@ -364,8 +364,8 @@ pub(crate) fn copy_delta(
             moved.extend_from_slice(list);
         }
     });
-    // What left saved entities since the mark: the entity itself, its parent, or one of its
-    // components (by the component's index in the registry).
+    // What left saved entities since the mark: the entity itself, its parent, its id, or one
+    // of its components (by the component's index in the registry).
     let mut removed: Vec<(Entity, u32)> = Vec::new();
     let mut lost: Vec<(usize, u32)> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
@@ -374,6 +374,10 @@ pub(crate) fn copy_delta(
                 Left::Entity => removed.push((removal.entity, removal.id)),
                 Left::Parent => moved.push(removal.entity),
                 Left::Component(index) => lost.push((index, removal.id)),
+                // Its id discarded: by a despawn, or with the same id put back (an entity
+                // now under another id, or none, makes the save a full one: see
+                // `ids_changed`). The id goes unless the entity is saved under it still.
+                Left::Id => removed.push((removal.entity, removal.id)),
             }
         }
     }
@@ -446,6 +450,25 @@ pub(crate) fn copy_delta(
             entities: saved_count(world),
         })
     })
+}
+
+/// Whether an entity alive now holds another id than one it held at `mark`, or none (the
+/// game inserted a new [`SaveId`] or removed it). A delta cannot say so: the slot holds
+/// references to the old id in entities the delta does not write, and the links of saved
+/// children whose unsaved parent it is. Such a save is made a full one.
+pub(crate) fn ids_changed(world: &World, mark: Mark) -> bool {
+    let Some(incremental) = world.get_resource::<Incremental>() else {
+        return false;
+    };
+    incremental
+        .removals_since(mark)
+        .iter()
+        .filter(|removal| removal.left == Left::Id)
+        .any(|removal| {
+            world
+                .get_entity(removal.entity)
+                .is_ok_and(|e| e.get::<SaveId>().map(|id| id.get()) != Some(removal.id))
+        })
 }
 
 /// How many saved entities (with an id) the world has, from its archetypes' sizes.

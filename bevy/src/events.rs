@@ -9,7 +9,7 @@ use bevy_ecs::system::{Command, Commands};
 use bevy_ecs::world::World;
 use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
-use crate::capture::{copy_delta, copy_full};
+use crate::capture::{copy_delta, copy_full, ids_changed};
 use crate::error::SaveError;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
@@ -216,7 +216,9 @@ impl SaveCommand {
         let told = Arc::clone(&counts);
         // The number the slot's next delta takes: 1 after a full save.
         let mut next_delta = 1;
-        let handle = match (slot, mark.filter(|_| incremental)) {
+        // An entity given another id since the mark makes the save a full one.
+        let mark = mark.filter(|mark| incremental && !ids_changed(world, *mark));
+        let handle = match (slot, mark) {
             (Some(slot), Some(mark)) => {
                 next_delta = mark.delta.saturating_add(1);
                 let copy = copy_delta(world, metadata, mark, now)?;

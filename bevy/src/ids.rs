@@ -21,7 +21,13 @@ pub struct Saveable;
 /// them again); ids it gives must be unique and below [`SaveId::MAX`]. The plugin gives out
 /// only ids above every id it has seen on a saved entity or on a saved entity's parent, in a
 /// save or a load, so it never gives one the game gave.
+///
+/// An id cannot be changed in place (the component is immutable). To give an entity another
+/// id, insert the new one; or remove it, and the next save gives one. The next incremental
+/// save of each slot is then a full save: the slot holds the old id in references to the
+/// entity and in its saved children's links, which a delta would not write again.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[component(immutable, on_discard = crate::tracking::note_discarded_id)]
 pub struct SaveId(u32);
 
 impl SaveId {

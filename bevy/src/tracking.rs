@@ -10,11 +10,12 @@ use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::ChildOf;
-use bevy_ecs::lifecycle::Remove;
+use bevy_ecs::lifecycle::{HookContext, Remove};
 use bevy_ecs::observer::On;
 use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Query, ResMut};
+use bevy_ecs::world::DeferredWorld;
 use savegame::SlotId;
 
 use crate::ids::{SaveId, Saveable};
@@ -50,6 +51,9 @@ pub(crate) enum Left {
     Component(usize),
     /// Its `ChildOf`: it left its parent (which leaves no change tick on the child).
     Parent,
+    /// Its [`SaveId`], the one noted: replaced (by another id or the same), removed, or
+    /// despawned with the entity. Noted for unsaved entities too (a saved child's parent).
+    Id,
 }
 
 /// The incremental saves' memory: a mark per slot, and the removal log.
@@ -151,6 +155,20 @@ pub(crate) fn watch_parents(app: &mut App) {
             }
         },
     );
+}
+
+/// `SaveId`'s discard hook: notes the entity whose id is replaced or removed, before it goes,
+/// saved or not (a saved child's parent). A despawn discards the id too, and is noted here as
+/// well as by [`watch_saveable`]. A hook, not an observer: with an observer of the id's
+/// discards, every insert on an entity with an id runs the observers' machinery (a load of
+/// 10,000 entities took 6% longer).
+pub(crate) fn note_discarded_id(mut world: DeferredWorld, context: HookContext) {
+    let Some(id) = world.get::<SaveId>(context.entity).copied() else {
+        return;
+    };
+    if let Some(mut incremental) = world.get_resource_mut::<Incremental>() {
+        incremental.note(context.entity, id.get(), Left::Id);
+    }
 }
 
 /// Notes the entities that stop being saved.

@@ -45,7 +45,18 @@ fn delta_of(saved: &Saved) -> (&savegame::DeltaReport, usize, usize) {
 
 /// The world a new app loads from the slot.
 fn loaded(dir: &std::path::Path) -> std::collections::BTreeMap<u32, Observed> {
+    loaded_beside(dir, None)
+}
+
+/// The world a new app loads from the slot, with an unsaved entity of id `root` in it first.
+fn loaded_beside(
+    dir: &std::path::Path,
+    root: Option<u32>,
+) -> std::collections::BTreeMap<u32, Observed> {
     let mut app = app(dir);
+    if let Some(root) = root {
+        app.world_mut().spawn(SaveId::new(root).unwrap());
+    }
     app.world_mut().commands().load(SLOT);
     app.update();
     let failed = drain::<savegame_bevy::LoadFailed>(&mut app);
@@ -557,4 +568,77 @@ fn a_new_entity_has_no_losses_in_its_delta_and_one_saved_again_has_them() {
     let loaded = loaded(dir.path());
     assert_eq!(loaded.len(), 2);
     assert_eq!(observe(app.world_mut()), loaded);
+}
+
+/// A saved entity the game gives another id, or whose id it removes, between two incremental
+/// saves; or the unsaved parent of saved children, given another id: the save is a full one
+/// (the slot holds the old ids in references and links a delta would not write again), and
+/// the slot loads each entity once, under its new id, with what pointed at it.
+#[test]
+fn an_entity_given_a_new_id_or_none_makes_the_next_incremental_save_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    let world = app.world_mut();
+    let renamed = world
+        .spawn((
+            Saveable,
+            SaveId::new(10).unwrap(),
+            Position { x: 1.0, y: 1.0 },
+        ))
+        .id();
+    let stripped = world
+        .spawn((
+            Saveable,
+            SaveId::new(20).unwrap(),
+            Position { x: 2.0, y: 2.0 },
+        ))
+        .id();
+    world.spawn((Saveable, Target { entity: renamed }));
+    world.spawn((Saveable, Target { entity: stripped }));
+    let root = world.spawn(SaveId::new(40).unwrap()).id();
+    world.spawn((Saveable, Position { x: 4.0, y: 4.0 }, ChildOf(root)));
+    save_incremental(&mut app);
+    // Despawns, and an id put back as it was, keep the next save a delta.
+    let world = app.world_mut();
+    let doomed = world.spawn((Saveable, Position { x: 9.0, y: 9.0 })).id();
+    save_incremental(&mut app);
+    let world = app.world_mut();
+    world.despawn(doomed);
+    world.entity_mut(renamed).insert(SaveId::new(10).unwrap());
+    let saved = save_incremental(&mut app);
+    assert_eq!(delta_of(&saved).2, 1, "the despawned entity is removed");
+    let expected = observe(app.world_mut());
+    assert_same(
+        &loaded_beside(dir.path(), Some(40)),
+        &expected,
+        "same id put back",
+    );
+
+    let world = app.world_mut();
+    world.entity_mut(renamed).insert(SaveId::new(30).unwrap());
+    world.entity_mut(stripped).remove::<SaveId>();
+    let saved = save_incremental(&mut app);
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
+    let expected = observe(app.world_mut());
+    assert!(expected.contains_key(&30) && !expected.contains_key(&10));
+    assert!(!expected.contains_key(&20));
+    assert_same(
+        &loaded_beside(dir.path(), Some(40)),
+        &expected,
+        "ids changed",
+    );
+    // The next is a delta again.
+    assert!(save_incremental(&mut app).written.is_delta());
+
+    app.world_mut()
+        .entity_mut(root)
+        .insert(SaveId::new(100).unwrap());
+    let saved = save_incremental(&mut app);
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
+    let expected = observe(app.world_mut());
+    assert_same(
+        &loaded_beside(dir.path(), Some(100)),
+        &expected,
+        "a parent's id changed",
+    );
 }

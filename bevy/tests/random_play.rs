@@ -2,7 +2,8 @@
 //! world the game holds, and no two entities hold one id. Each round plays a few random steps
 //! (spawns with links and references to entities spawned in the same round, despawns, moves,
 //! components removed and put back, `Saveable` taken off and put back, reparenting, children
-//! reordered, a resource, roots spawned with ids the game gives them), then saves the slot (a
+//! reordered, a resource, roots spawned with ids the game gives them, saved entities given
+//! new ids, their ids taken away or swapped between two), then saves the slot (a
 //! delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
 //! the slot in place or compacts its journal. A second test saves two slots in turn and loads
 //! one or the other between saves (a load takes back the entities the game stopped saving
@@ -44,6 +45,31 @@ fn loaded(dir: &std::path::Path, slot: SlotId) -> (BTreeMap<u32, Observed>, u64)
     (observe(app.world_mut()), score)
 }
 
+/// The highest id a saved entity held when a save was checked, or the game gave one in place
+/// of its own (never saved: it outlives loads).
+#[derive(Resource)]
+struct GameIds(u32);
+
+/// An id the game gives: above every id a saved entity held, and often the very id the plugin
+/// would give next. Never one held before: a reference to a despawned entity would find the
+/// new holder, as a lever spawned again under its own id is meant to be found.
+fn game_id(world: &mut World, rng: &mut Rng) -> SaveId {
+    let top = highest(world);
+    let mut ids = world.get_resource_or_insert_with(|| GameIds(0));
+    ids.0 = ids.0.max(top) + 1 + below(rng, 3) as u32;
+    SaveId::new(ids.0).unwrap()
+}
+
+/// The highest id in the world.
+fn highest(world: &mut World) -> u32 {
+    world
+        .query::<&SaveId>()
+        .iter(world)
+        .map(|id| id.get())
+        .max()
+        .unwrap_or(0)
+}
+
 /// A saved entity with `F`, picked at random (in entity order, so a seed picks the same).
 fn pick<F: Component>(world: &mut World, rng: &mut Rng) -> Option<Entity> {
     let mut found: Vec<Entity> = world
@@ -72,7 +98,7 @@ fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
     for _ in 0..=below(rng, 6) {
-        match below(rng, 13) {
+        match below(rng, 14) {
             0 => {
                 let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
@@ -202,16 +228,45 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             11 => {
-                // A root the game gives an id of its own: above every id in the world, and
-                // often the very id the plugin would give next.
-                let top = world
-                    .query::<&SaveId>()
-                    .iter(world)
-                    .map(|id| id.get())
-                    .max()
-                    .map_or(0, |top| top + 1);
-                let id = SaveId::new(top + below(rng, 3) as u32).unwrap();
+                // A root the game gives an id of its own.
+                let id = game_id(world, rng);
                 world.spawn((Saveable, Root, id, Position { x: 5.0, y: 5.0 }));
+            }
+            12 => {
+                // The game gives a saved entity a new id of its own, takes its id away (the
+                // next save gives one), or swaps the ids of two of a kind (a root's children,
+                // restored by a load, stay a root's).
+                let leaf = chance(rng, 50);
+                let pick_one = |world: &mut World, rng: &mut Rng| {
+                    if leaf {
+                        pick::<Leaf>(world, rng)
+                    } else {
+                        pick::<Root>(world, rng)
+                    }
+                };
+                let Some(e) = pick_one(world, rng) else {
+                    continue;
+                };
+                match below(rng, 3) {
+                    0 => {
+                        let id = game_id(world, rng);
+                        world.entity_mut(e).insert(id);
+                    }
+                    1 => {
+                        world.entity_mut(e).remove::<SaveId>();
+                    }
+                    _ => {
+                        if let Some(other) = pick_one(world, rng)
+                            && let (Some(mine), Some(theirs)) = (
+                                world.get::<SaveId>(e).copied(),
+                                world.get::<SaveId>(other).copied(),
+                            )
+                        {
+                            world.entity_mut(e).insert(theirs);
+                            world.entity_mut(other).insert(mine);
+                        }
+                    }
+                }
             }
             _ => world.resource_mut::<Score>().0 += 1,
         }
@@ -242,6 +297,9 @@ fn saved(
     let failed = drain::<SaveFailed>(app);
     assert!(failed.is_empty(), "{at}: {}", failed[0].error);
     unique_ids(app.world_mut(), at);
+    let top = highest(app.world_mut());
+    let mut ids = app.world_mut().get_resource_or_insert_with(|| GameIds(0));
+    ids.0 = ids.0.max(top);
     let expected = observe(app.world_mut());
     let (got, score) = loaded(dir, slot);
     assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");

@@ -16,7 +16,7 @@ use bevy_ecs::world::World;
 use crate::error::SaveError;
 use crate::ids::{EntityIds, IdMap};
 use crate::layout::{DELTA_MARK, Rewritten};
-use crate::tracking;
+use crate::watch;
 use savegame::{MementoTypes, Snapshot};
 
 /// The prefix of component mementos: `component/Health`.
@@ -180,7 +180,7 @@ pub(crate) fn register_component<T: Component>(app: &mut App, entry: ComponentEn
     let mut registry = app.world_mut().get_resource_or_init::<SaveRegistry>();
     let index = registry.components.len();
     registry.components.push(entry);
-    tracking::watch_removals::<T>(app, index);
+    watch::watch_removals::<T>(app, index);
 }
 
 #[cfg(test)]

@@ -5,8 +5,11 @@ use std::collections::HashMap;
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
+use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{DeferredWorld, World};
+
+use crate::tracking::{Incremental, Left};
 
 /// Marks an entity whose registered components are saved. Entities without it are never
 /// saved, loaded over or despawned by a load.
@@ -27,7 +30,7 @@ pub struct Saveable;
 /// save of each slot is then a full save: the slot holds the old id in references to the
 /// entity and in its saved children's links, which a delta would not write again.
 #[derive(Component, Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[component(immutable, on_discard = crate::tracking::note_discarded_id)]
+#[component(immutable, on_discard = note_discarded_id)]
 pub struct SaveId(u32);
 
 impl SaveId {
@@ -49,6 +52,20 @@ impl SaveId {
     #[must_use]
     pub const fn get(self) -> u32 {
         self.0
+    }
+}
+
+/// `SaveId`'s discard hook: notes in the incremental saves' log the entity whose id is replaced
+/// or removed, before it goes, saved or not (a saved child's parent). A despawn discards the id
+/// too, and is noted here as well as by the observer of `Saveable`'s removals. A hook, not an
+/// observer: with an observer of the id's discards, every insert on an entity with an id runs
+/// the observers' machinery (a load of 10,000 entities took 6% longer).
+pub(crate) fn note_discarded_id(mut world: DeferredWorld, context: HookContext) {
+    let Some(id) = world.get::<SaveId>(context.entity).copied() else {
+        return;
+    };
+    if let Some(mut incremental) = world.get_resource_mut::<Incremental>() {
+        incremental.note(context.entity, id.get(), Left::Id);
     }
 }
 

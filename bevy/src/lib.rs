@@ -112,6 +112,7 @@ mod registry;
 mod restore;
 mod schema;
 mod tracking;
+mod watch;
 
 pub use error::SaveError;
 pub use events::{

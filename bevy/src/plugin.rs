@@ -16,7 +16,8 @@ use crate::events::{
 };
 use crate::ids::NextSaveId;
 use crate::manager::{PendingHandle, SaveManager, SaveTarget};
-use crate::tracking::{Incremental, watch_parents, watch_saveable};
+use crate::tracking::Incremental;
+use crate::watch::{watch_parents, watch_saveable};
 
 /// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
 /// report finished background saves ([`Saved`], [`SaveFailed`]) and, if asked, autosave.

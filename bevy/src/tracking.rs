@@ -1,24 +1,15 @@
 //! What an incremental save needs to know: for each slot the plugin saved or loaded, the
 //! world's change tick at that moment (components changed since are Bevy's change ticks
 //! newer than it), and a log of what left saved entities since (despawned entities, removed
-//! components and parents, which leave no tick behind), kept only while a slot needs it.
+//! components, parents and ids, which leave no tick behind), kept only while a slot needs it.
+//! The observers in [`watch`](crate::watch) and `SaveId`'s discard hook fill the log.
 
 use std::collections::HashMap;
 
-use bevy_app::App;
 use bevy_ecs::change_detection::Tick;
-use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::hierarchy::ChildOf;
-use bevy_ecs::lifecycle::{HookContext, Remove};
-use bevy_ecs::observer::On;
-use bevy_ecs::query::With;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::{Query, ResMut};
-use bevy_ecs::world::DeferredWorld;
 use savegame::SlotId;
-
-use crate::ids::{SaveId, Saveable};
 
 /// The longest the removal log grows (entries) before the slot that holds it back the most is
 /// forgotten (its next incremental save is then a full one).
@@ -51,7 +42,7 @@ pub(crate) enum Left {
     Component(usize),
     /// Its `ChildOf`: it left its parent (which leaves no change tick on the child).
     Parent,
-    /// Its [`SaveId`], the one noted: replaced (by another id or the same), removed, or
+    /// Its `SaveId`, the one noted: replaced (by another id or the same), removed, or
     /// despawned with the entity. Noted for unsaved entities too (a saved child's parent).
     Id,
 }
@@ -90,7 +81,8 @@ impl Incremental {
         &self.log[from..]
     }
 
-    fn note(&mut self, entity: Entity, id: u32, left: Left) {
+    /// Notes that `left` left the saved entity `entity` (id `id`), if a slot needs to know.
+    pub(crate) fn note(&mut self, entity: Entity, id: u32, left: Left) {
         if self.slots.is_empty() {
             return;
         }
@@ -124,66 +116,6 @@ impl Incremental {
             }
         }
     }
-}
-
-/// Notes the saved entities that lose `T`, the registry's component number `index` (by a
-/// removal, or a despawn).
-pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
-    app.world_mut().get_resource_or_init::<Incremental>();
-    app.add_observer(
-        move |removed: On<Remove<T>>,
-              ids: Query<&SaveId, With<Saveable>>,
-              mut incremental: ResMut<Incremental>| {
-            let entity = removed.event().entity;
-            if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), Left::Component(index));
-            }
-        },
-    );
-}
-
-/// Notes the saved entities that leave their parents.
-pub(crate) fn watch_parents(app: &mut App) {
-    app.world_mut().get_resource_or_init::<Incremental>();
-    app.add_observer(
-        |removed: On<Remove<ChildOf>>,
-         ids: Query<&SaveId, With<Saveable>>,
-         mut incremental: ResMut<Incremental>| {
-            let entity = removed.event().entity;
-            if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), Left::Parent);
-            }
-        },
-    );
-}
-
-/// `SaveId`'s discard hook: notes the entity whose id is replaced or removed, before it goes,
-/// saved or not (a saved child's parent). A despawn discards the id too, and is noted here as
-/// well as by [`watch_saveable`]. A hook, not an observer: with an observer of the id's
-/// discards, every insert on an entity with an id runs the observers' machinery (a load of
-/// 10,000 entities took 6% longer).
-pub(crate) fn note_discarded_id(mut world: DeferredWorld, context: HookContext) {
-    let Some(id) = world.get::<SaveId>(context.entity).copied() else {
-        return;
-    };
-    if let Some(mut incremental) = world.get_resource_mut::<Incremental>() {
-        incremental.note(context.entity, id.get(), Left::Id);
-    }
-}
-
-/// Notes the entities that stop being saved.
-pub(crate) fn watch_saveable(app: &mut App) {
-    app.world_mut().get_resource_or_init::<Incremental>();
-    app.add_observer(
-        |removed: On<Remove<Saveable>>,
-         ids: Query<&SaveId>,
-         mut incremental: ResMut<Incremental>| {
-            let entity = removed.event().entity;
-            if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), Left::Entity);
-            }
-        },
-    );
 }
 
 #[cfg(test)]

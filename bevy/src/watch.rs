@@ -1,0 +1,61 @@
+//! The observers that fill the incremental saves' log ([`Incremental`]) with what leaves
+//! saved entities and leaves no change tick behind: a registered component, the entity's
+//! `Saveable` (or the entity, despawned), its parent. (`SaveId`'s own discard hook notes the
+//! ids that go: see [`SaveId`].)
+
+use bevy_app::App;
+use bevy_ecs::component::Component;
+use bevy_ecs::hierarchy::ChildOf;
+use bevy_ecs::lifecycle::Remove;
+use bevy_ecs::observer::On;
+use bevy_ecs::query::With;
+use bevy_ecs::system::{Query, ResMut};
+
+use crate::ids::{SaveId, Saveable};
+use crate::tracking::{Incremental, Left};
+
+/// Notes the saved entities that lose `T`, the registry's component number `index` (by a
+/// removal, or a despawn).
+pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        move |removed: On<Remove<T>>,
+              ids: Query<&SaveId, With<Saveable>>,
+              mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), Left::Component(index));
+            }
+        },
+    );
+}
+
+/// Notes the saved entities that leave their parents.
+pub(crate) fn watch_parents(app: &mut App) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        |removed: On<Remove<ChildOf>>,
+         ids: Query<&SaveId, With<Saveable>>,
+         mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), Left::Parent);
+            }
+        },
+    );
+}
+
+/// Notes the entities that stop being saved.
+pub(crate) fn watch_saveable(app: &mut App) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        |removed: On<Remove<Saveable>>,
+         ids: Query<&SaveId>,
+         mut incremental: ResMut<Incremental>| {
+            let entity = removed.event().entity;
+            if let Ok(id) = ids.get(entity) {
+                incremental.note(entity, id.get(), Left::Entity);
+            }
+        },
+    );
+}

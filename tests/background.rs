@@ -8,6 +8,8 @@ mod common;
 use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::ThreadId;
 
+#[cfg(target_os = "linux")]
+use common::scheduling;
 use common::{dir_manager, expected_game, game_snapshot, restore_game};
 use savegame::storage::{Fault, FaultKind, FaultMode, FsStorage, SimFs};
 use savegame::{Error, Originator, SaveLoadManager, SaveStatus, SlotId};
@@ -357,23 +359,6 @@ fn a_closure_save_makes_its_snapshot_on_the_worker_and_is_written() {
         "made on the game thread"
     );
     assert_eq!(value_in(&manager, A), 42);
-}
-
-/// A thread's id, scheduling policy and nice value, from its `/proc/.../stat` (fields 1, 41
-/// and 19; the command name before them is in parentheses and may hold spaces).
-#[cfg(target_os = "linux")]
-fn scheduling(stat: &str) -> (u32, u32, i32) {
-    let stat = std::fs::read_to_string(stat).unwrap();
-    let (tid, after) = stat.split_once(" (").unwrap();
-    let after = after.rsplit_once(')').unwrap().1;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // `fields[0]` is field 3 (the state).
-    let field = |n: usize| fields[n - 3];
-    (
-        tid.parse().unwrap(),
-        field(41).parse().unwrap(),
-        field(19).parse().unwrap(),
-    )
 }
 
 /// On Linux the worker waits for its jobs as `SCHED_BATCH` (3), so that waking it never

@@ -766,6 +766,8 @@ struct Gated {
     /// Appends made.
     appended: std::sync::atomic::AtomicUsize,
     fail: std::sync::atomic::AtomicBool,
+    /// The id of the last thread that appended (Linux), 0 before any.
+    appender: std::sync::atomic::AtomicU32,
 }
 
 impl Gated {
@@ -777,6 +779,7 @@ impl Gated {
             waiting: std::sync::atomic::AtomicUsize::new(0),
             appended: std::sync::atomic::AtomicUsize::new(0),
             fail: std::sync::atomic::AtomicBool::new(false),
+            appender: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -812,6 +815,9 @@ impl savegame::storage::Storage for Gated {
     }
     fn append(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
         use std::sync::atomic::Ordering::SeqCst;
+        #[cfg(target_os = "linux")]
+        self.appender
+            .store(common::scheduling("/proc/thread-self/stat").0, SeqCst);
         self.waiting.fetch_add(1, SeqCst);
         let mut open = self.open.lock().unwrap();
         while !*open {
@@ -909,6 +915,50 @@ fn a_frame_that_fills_a_chunk_hands_it_over_and_does_not_wait_for_the_disk() {
         .unwrap();
     assert!(player.status().is_complete());
     assert_eq!(player.frame_count(), frame);
+}
+
+/// On Linux a replay's writer thread waits for chunks as `SCHED_BATCH` (3), so that handing it
+/// one never preempts the game thread, and appends as `SCHED_OTHER` (0), so that its own I/O
+/// wakes it as any thread's does (`savegame::threads::waiting`, as the manager's worker).
+#[cfg(target_os = "linux")]
+#[test]
+fn the_writer_thread_waits_as_batch_work_and_appends_as_usual_work() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let (_, game_policy, _) = common::scheduling("/proc/thread-self/stat");
+    assert_eq!(game_policy, 0, "the game thread keeps its own policy");
+    let tmp = tempfile::tempdir().unwrap();
+    let gated = Gated::new(tmp.path());
+    let mut recorder = gated_recorder(&gated, "policy.replay", true);
+    // A chunk held at the closed gate: the writer thread is inside its append.
+    let fills = frames_to_fill_a_64_byte_chunk();
+    gated.set_open(false);
+    let mut sim = Sim::new(SEED, 4);
+    for frame in 0..fills {
+        sim::record_frame(&mut recorder, &mut sim, SEED, frame).unwrap();
+    }
+    wait::until(
+        "the writer thread to take the chunk to the closed gate",
+        || gated.waiting() > 0,
+    );
+    let writer = gated.appender.load(SeqCst);
+    assert_ne!(
+        writer,
+        common::scheduling("/proc/thread-self/stat").0,
+        "appended on the writer thread"
+    );
+    let stat = format!("/proc/self/task/{writer}/stat");
+    assert_eq!(
+        common::scheduling(&stat).1,
+        0,
+        "the writer's policy while it appends"
+    );
+    // Everything written, the writer waits for the next chunk.
+    gated.set_open(true);
+    recorder.flush().unwrap();
+    wait::until("the idle writer thread to wait as SCHED_BATCH", || {
+        common::scheduling(&stat).1 == 3
+    });
+    recorder.finish().unwrap();
 }
 
 #[test]

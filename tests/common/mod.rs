@@ -96,3 +96,20 @@ pub fn flip_in_place(p: &Path) {
     file.write_all(&[byte[0] ^ 0x04]).unwrap();
     file.sync_all().unwrap();
 }
+
+/// A thread's id, scheduling policy and nice value, from its `/proc/.../stat` (fields 1, 41
+/// and 19; the command name before them is in parentheses and may hold spaces).
+#[cfg(target_os = "linux")]
+pub fn scheduling(stat: &str) -> (u32, u32, i32) {
+    let stat = std::fs::read_to_string(stat).unwrap();
+    let (tid, after) = stat.split_once(" (").unwrap();
+    let after = after.rsplit_once(')').unwrap().1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // `fields[0]` is field 3 (the state).
+    let field = |n: usize| fields[n - 3];
+    (
+        tid.parse().unwrap(),
+        field(41).parse().unwrap(),
+        field(19).parse().unwrap(),
+    )
+}

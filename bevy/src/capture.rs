@@ -18,8 +18,9 @@ use std::ops::Range;
 use bevy_ecs::change_detection::DetectChanges;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::entity::Entity;
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Changed, Has, Or, With, Without};
+use bevy_ecs::query::{Allow, Changed, Has, Or, With, Without};
 use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, Snapshot};
@@ -74,7 +75,8 @@ fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>
 /// The saved entities without an id, in the order they were spawned (mostly: indices are
 /// reused), so that ids follow it.
 fn without_ids(world: &mut World) -> Vec<Entity> {
-    let mut query = world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>)>();
+    let mut query =
+        world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>, Allow<Disabled>)>();
     let mut fresh: Vec<Entity> = query.iter(world).collect();
     fresh.sort_unstable();
     fresh
@@ -104,7 +106,7 @@ pub(crate) struct FullCopy {
 /// Copies what a full save of the world needs (see the module's docs for the cost).
 pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCopy, SaveError> {
     let snapshot = template(world, metadata)?;
-    let mut query = world.query_filtered::<(Entity, &SaveId), With<Saveable>>();
+    let mut query = world.query_filtered::<(Entity, &SaveId), (With<Saveable>, Allow<Disabled>)>();
     let iter = query.iter(world);
     // The filters are archetypal, so the upper bound is the count: the vector never grows.
     let mut entities: Vec<(Entity, u32)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
@@ -150,7 +152,7 @@ fn copy_parents(
     entities: &mut Vec<(Entity, u32)>,
     mut top: Option<u32>,
 ) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
-    let mut query = world.query_filtered::<&ChildOf, With<Saveable>>();
+    let mut query = world.query_filtered::<&ChildOf, (With<Saveable>, Allow<Disabled>)>();
     let mut parents: Vec<Entity> = Vec::new();
     for link in query.iter(world) {
         // Siblings are often next to each other: most repeats go here.
@@ -163,7 +165,7 @@ fn copy_parents(
     let mut copies = Vec::with_capacity(parents.len());
     let mut children = Vec::new();
     let mut without = Vec::new();
-    let mut lists = world.query::<(Option<&Children>, Option<&SaveId>)>();
+    let mut lists = world.query_filtered::<(Option<&Children>, Option<&SaveId>), Allow<Disabled>>();
     for parent in parents {
         let Ok((list, id)) = lists.get(world, parent) else {
             continue;
@@ -348,10 +350,11 @@ pub(crate) fn copy_delta(
     // hierarchy changed. One pass over the saved entities' ticks of `Saveable` and `ChildOf`.
     let mut moved: Vec<Entity> = Vec::new();
     world.last_change_tick_scope(since, |world| {
-        let mut query = world.query_filtered::<
-            (Entity, Ref<Saveable>),
-            (With<Saveable>, Or<(Changed<Saveable>, Changed<ChildOf>)>),
-        >();
+        let mut query = world.query_filtered::<(Entity, Ref<Saveable>), (
+            With<Saveable>,
+            Or<(Changed<Saveable>, Changed<ChildOf>)>,
+            Allow<Disabled>,
+        )>();
         for (entity, saveable) in query.iter(world) {
             if saveable.is_changed() {
                 whole.push(entity);
@@ -359,7 +362,7 @@ pub(crate) fn copy_delta(
             moved.push(entity);
         }
         // A parent whose children were reordered: each saved child's place changed.
-        let mut query = world.query_filtered::<&Children, Changed<Children>>();
+        let mut query = world.query_filtered::<&Children, (Changed<Children>, Allow<Disabled>)>();
         for list in query.iter(world) {
             moved.extend_from_slice(list);
         }
@@ -507,8 +510,11 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
     {
         // Query states find each entity's components without looking their columns up by
         // type each time, as `World::get` does.
-        let saved = world.query::<(Option<&SaveId>, Has<Saveable>, Option<&ChildOf>)>();
-        let parents = world.query::<(Option<&Children>, Option<&SaveId>)>();
+        let saved = world
+            .query_filtered::<(Option<&SaveId>, Has<Saveable>, Option<&ChildOf>), Allow<Disabled>>(
+            );
+        let parents =
+            world.query_filtered::<(Option<&Children>, Option<&SaveId>), Allow<Disabled>>();
         let (saved, parents) = (saved.query_manual(world), parents.query_manual(world));
         for &entity in changed {
             let Ok((id, true, link)) = saved.get(entity) else {

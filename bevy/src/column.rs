@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::query::{Changed, With};
+use bevy_ecs::entity_disabling::Disabled;
+use bevy_ecs::query::{Allow, Changed, With};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use serde::de::DeserializeOwned;
@@ -90,7 +91,8 @@ impl<T: Component + Clone> Copied<T> {
     pub(crate) fn all(world: &World) -> Self {
         let mut copied = Copied::empty();
         // No state: the world has never had a `T` or a saved entity, so none has one.
-        let Some(mut query) = world.try_query_filtered::<(Entity, &SaveId, &T), With<Saveable>>()
+        let Some(mut query) =
+            world.try_query_filtered::<(Entity, &SaveId, &T), (With<Saveable>, Allow<Disabled>)>()
         else {
             return copied;
         };
@@ -116,7 +118,7 @@ impl<T: Component + Clone> Copied<T> {
         let mut copied = Copied::empty();
         // A query's state looks each entity up without finding `T`'s column by its type
         // again, as `World::get` does.
-        let Some(state) = world.try_query::<&T>() else {
+        let Some(state) = world.try_query_filtered::<&T, Allow<Disabled>>() else {
             return copied;
         };
         let query = state.query_manual(world);
@@ -154,7 +156,10 @@ impl<T: Component + Clone> Copied<T> {
             let world: &World = world;
             let mut copied = Copied::empty();
             let Some(mut query) =
-                world.try_query_filtered::<(Entity, &SaveId, &T), (With<Saveable>, Changed<T>)>()
+                world.try_query_filtered::<
+                (Entity, &SaveId, &T),
+                (With<Saveable>, Changed<T>, Allow<Disabled>),
+            >()
             else {
                 return copied;
             };

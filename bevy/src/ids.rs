@@ -12,7 +12,8 @@ use bevy_ecs::world::{DeferredWorld, World};
 use crate::tracking::{Incremental, Left};
 
 /// Marks an entity whose registered components are saved. Entities without it are never
-/// saved, loaded over or despawned by a load.
+/// saved, loaded over or despawned by a load. A disabled entity (Bevy's `Disabled`) with it is
+/// saved and loaded as any other.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Saveable;
 

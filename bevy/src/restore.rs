@@ -6,9 +6,11 @@
 //! The entities to spawn are spawned together, ordered by the set of registered types each
 //! has, so that each type's batch moves runs of entities of one archetype at once.
 
+use bevy_ecs::archetype::ArchetypeId;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityHashSet};
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Has, With, Without};
+use bevy_ecs::query::{Allow, Has, With, Without};
 use bevy_ecs::world::{Mut, World};
 use savegame::Snapshot;
 use serde::de::DeserializeOwned;
@@ -244,7 +246,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
 
     // Nothing fails from here on.
     let in_save = |id: u32| plan.ids.binary_search(&id).is_ok();
-    let mut query = world.query::<(bevy_ecs::entity::Entity, &SaveId, Has<Saveable>)>();
+    let mut query = world.query_filtered::<(Entity, &SaveId, Has<Saveable>), Allow<Disabled>>();
     let mut live = IdMap::with_capacity(plan.ids.len());
     let mut anchors = IdMap::with_capacity(0);
     let mut kept: Vec<(Entity, u32)> = Vec::new();
@@ -266,6 +268,26 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
             doomed.push(entity);
         }
     }
+    // Entities a game's own disabling component hides (the query sees Bevy's `Disabled` only):
+    // one with an id the save has saved is updated where it is (taken back if unsaved), never
+    // spawned again beside it; the others are left as they are, as the game's queries leave
+    // them.
+    let seen: Vec<ArchetypeId> = query.matched_archetypes().collect();
+    if let Some(with_id) = world.component_id::<SaveId>() {
+        for archetype in world.archetypes().iter() {
+            if !archetype.contains(with_id) || seen.contains(&archetype.id()) {
+                continue;
+            }
+            for hidden in archetype.entities() {
+                let entity = hidden.id();
+                if let Some(id) = world.get::<SaveId>(entity).map(|id| id.get())
+                    && in_save(id)
+                {
+                    unsaved_in_save.push((entity, id));
+                }
+            }
+        }
+    }
     // Such an entity is taken back (saved again, updated in place), unless a saved entity
     // carries its id; a second entity with the id would be spawned otherwise.
     let mut retaken: Vec<(Entity, Saveable)> = Vec::new();
@@ -280,7 +302,8 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     }
     world.insert_batch(retaken);
     // Saved entities without an id yet (spawned since the last save): not in the save either.
-    let mut idless = world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>)>();
+    let mut idless =
+        world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>, Allow<Disabled>)>();
     doomed.extend(idless.iter(world));
     let despawned = despawn(world, &doomed);
 

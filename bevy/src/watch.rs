@@ -5,10 +5,11 @@
 
 use bevy_app::App;
 use bevy_ecs::component::Component;
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
-use bevy_ecs::query::With;
+use bevy_ecs::query::{Allow, With};
 use bevy_ecs::system::{Query, ResMut};
 
 use crate::ids::{SaveId, Saveable};
@@ -20,7 +21,7 @@ pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         move |removed: On<Remove<T>>,
-              ids: Query<&SaveId, With<Saveable>>,
+              ids: Query<&SaveId, (With<Saveable>, Allow<Disabled>)>,
               mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
@@ -35,7 +36,7 @@ pub(crate) fn watch_parents(app: &mut App) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         |removed: On<Remove<ChildOf>>,
-         ids: Query<&SaveId, With<Saveable>>,
+         ids: Query<&SaveId, (With<Saveable>, Allow<Disabled>)>,
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
@@ -50,7 +51,7 @@ pub(crate) fn watch_saveable(app: &mut App) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         |removed: On<Remove<Saveable>>,
-         ids: Query<&SaveId>,
+         ids: Query<&SaveId, Allow<Disabled>>,
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {

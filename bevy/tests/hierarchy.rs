@@ -8,25 +8,16 @@ mod common;
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
-use savegame_bevy::{LoadFailed, Loaded, SaveId, Saveable, SavegameCommands};
+use savegame_bevy::{Loaded, SaveId, Saveable};
 
 const SLOT: SlotId = SlotId::Numbered(4);
 
 fn save(app: &mut bevy_app::App, incremental: bool) {
-    if incremental {
-        app.world_mut().commands().save_incremental(SLOT);
-    } else {
-        app.world_mut().commands().save(SLOT);
-    }
-    app.update();
-    settle(app);
+    save_slot(app, SLOT, incremental);
 }
 
 fn load(app: &mut bevy_app::App) {
-    app.world_mut().commands().load(SLOT);
-    app.update();
-    let failed = drain::<LoadFailed>(app);
-    assert!(failed.is_empty(), "{}", failed[0].error);
+    load_slot(app, SLOT);
     assert_eq!(drain::<Loaded>(app).len(), 1);
 }
 

@@ -3,7 +3,8 @@
 //! (spawns with links and references to entities spawned in the same round, despawns, moves,
 //! components removed and put back, `Saveable` taken off and put back, reparenting, children
 //! reordered, a resource, roots spawned with ids the game gives them, saved entities given
-//! new ids, their ids taken away or swapped between two), then saves the slot (a
+//! new ids, their ids taken away or swapped between two, entities disabled and enabled), then
+//! saves the slot (a
 //! delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
 //! the slot in place or compacts its journal. A second test saves two slots in turn and loads
 //! one or the other between saves (a load takes back the entities the game stopped saving
@@ -13,6 +14,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
@@ -63,7 +65,7 @@ fn game_id(world: &mut World, rng: &mut Rng) -> SaveId {
 /// The highest id in the world.
 fn highest(world: &mut World) -> u32 {
     world
-        .query::<&SaveId>()
+        .query_filtered::<&SaveId, Allow<Disabled>>()
         .iter(world)
         .map(|id| id.get())
         .max()
@@ -73,7 +75,7 @@ fn highest(world: &mut World) -> u32 {
 /// A saved entity with `F`, picked at random (in entity order, so a seed picks the same).
 fn pick<F: Component>(world: &mut World, rng: &mut Rng) -> Option<Entity> {
     let mut found: Vec<Entity> = world
-        .query_filtered::<Entity, (With<F>, With<Saveable>)>()
+        .query_filtered::<Entity, (With<F>, With<Saveable>, Allow<Disabled>)>()
         .iter(world)
         .collect();
     found.sort();
@@ -81,7 +83,10 @@ fn pick<F: Component>(world: &mut World, rng: &mut Rng) -> Option<Entity> {
 }
 
 fn targeted(world: &mut World, e: Entity) -> bool {
-    world.query::<&Target>().iter(world).any(|t| t.entity == e)
+    world
+        .query_filtered::<&Target, Allow<Disabled>>()
+        .iter(world)
+        .any(|t| t.entity == e)
 }
 
 /// A child's place: under `parent`, last or at a random index.
@@ -98,7 +103,7 @@ fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
     for _ in 0..=below(rng, 6) {
-        match below(rng, 14) {
+        match below(rng, 15) {
             0 => {
                 let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
@@ -175,7 +180,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 // `Saveable` put back on a leaf, or taken off one nobody points at (with its
                 // link), its values changed while it is not saved.
                 let mut off: Vec<Entity> = world
-                    .query_filtered::<Entity, (With<Leaf>, Without<Saveable>)>()
+                    .query_filtered::<Entity, (With<Leaf>, Without<Saveable>, Allow<Disabled>)>()
                     .iter(world)
                     .collect();
                 off.sort();
@@ -265,6 +270,22 @@ fn play(world: &mut World, rng: &mut Rng) {
                             world.entity_mut(e).insert(theirs);
                             world.entity_mut(other).insert(mine);
                         }
+                    }
+                }
+            }
+            13 => {
+                // A saved entity disabled (Bevy's default query filters hide it), or enabled
+                // again: saved all the same, and its changes while disabled too.
+                let picked = if chance(rng, 70) {
+                    pick::<Leaf>(world, rng)
+                } else {
+                    pick::<Root>(world, rng)
+                };
+                if let Some(e) = picked {
+                    if world.get::<Disabled>(e).is_some() {
+                        world.entity_mut(e).remove::<Disabled>();
+                    } else {
+                        world.entity_mut(e).insert(Disabled);
                     }
                 }
             }

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use bevy_app::{App, TaskPoolPlugin};
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::prelude::*;
 use bevy_time::TimePlugin;
 use savegame::{Key, ManagerBuilder, SaveLoadManager};
-use savegame_bevy::{SaveManager, Saveable, SavegameApp, SavegamePlugin};
+use savegame_bevy::{SaveManager, Saveable, SavegameApp, SavegameCommands, SavegamePlugin};
 use serde::{Deserialize, Serialize};
 
 /// The key of every test manager.
@@ -160,7 +161,7 @@ pub fn build_world(world: &mut World, entities: usize) -> Entity {
 /// two entities hold.
 pub fn unique_ids(world: &mut World, at: &str) -> Vec<u32> {
     let mut ids: Vec<u32> = world
-        .query::<&savegame_bevy::SaveId>()
+        .query_filtered::<&savegame_bevy::SaveId, Allow<Disabled>>()
         .iter(world)
         .map(|id| id.get())
         .collect();
@@ -191,9 +192,11 @@ fn id_of(world: &World, entity: Entity) -> Option<u32> {
         .map(|id| id.get())
 }
 
-/// Every saved entity of the world, by save id.
+/// Every saved entity of the world, by save id, disabled ones too (`Disabled` is not
+/// registered: it is not saved, and a new app loads them enabled).
 pub fn observe(world: &mut World) -> std::collections::BTreeMap<u32, Observed> {
-    let mut query = world.query_filtered::<(Entity, &savegame_bevy::SaveId), With<Saveable>>();
+    let mut query = world
+        .query_filtered::<(Entity, &savegame_bevy::SaveId), (With<Saveable>, Allow<Disabled>)>();
     let entities: Vec<(Entity, u32)> = query.iter(world).map(|(e, id)| (e, id.get())).collect();
     entities
         .into_iter()
@@ -239,4 +242,26 @@ pub fn assert_same(
         })
         .collect();
     assert!(differ.is_empty(), "{what}: {}", differ.join("\n"));
+}
+
+/// Asks for a save of `slot` (incremental or full), runs the frame, waits for it, and fails on
+/// a `SaveFailed`.
+pub fn save_slot(app: &mut App, slot: savegame::SlotId, incremental: bool) {
+    if incremental {
+        app.world_mut().commands().save_incremental(slot);
+    } else {
+        app.world_mut().commands().save(slot);
+    }
+    app.update();
+    settle(app);
+    let failed = drain::<savegame_bevy::SaveFailed>(app);
+    assert!(failed.is_empty(), "{}", failed[0].error);
+}
+
+/// Loads `slot` into `app`, now, and fails on a `LoadFailed`.
+pub fn load_slot(app: &mut App, slot: savegame::SlotId) {
+    app.world_mut().commands().load(slot);
+    app.update();
+    let failed = drain::<savegame_bevy::LoadFailed>(app);
+    assert!(failed.is_empty(), "{}", failed[0].error);
 }

@@ -1,0 +1,194 @@
+//! Disabled entities (Bevy's `Disabled`, which the default query filters hide) are saved and
+//! loaded as the others: a full save and a delta write them, a load in place updates them
+//! where they are (never a second entity under their id), and a new app loads them enabled,
+//! or disabled where the game saves `Disabled` itself (`save_reflect::<Disabled>()`). A game's
+//! own disabling component hides entities from saves, and a load spawns no second entity
+//! under the id of one it hides.
+
+mod common;
+
+use bevy_ecs::entity_disabling::Disabled;
+use bevy_ecs::prelude::*;
+use common::*;
+use savegame::SlotId;
+use savegame_bevy::{SaveId, Saveable};
+
+const SLOT: SlotId = SlotId::Numbered(5);
+
+fn save(app: &mut bevy_app::App, incremental: bool) {
+    save_slot(app, SLOT, incremental);
+}
+
+fn load(app: &mut bevy_app::App) {
+    load_slot(app, SLOT);
+}
+
+/// The ids of the disabled saved entities.
+fn disabled(world: &mut World) -> Vec<u32> {
+    let mut ids: Vec<u32> = world
+        .query_filtered::<&SaveId, (With<Saveable>, With<Disabled>)>()
+        .iter(world)
+        .map(|id| id.get())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+#[test]
+fn a_disabled_entity_is_saved_and_loaded_like_the_others() {
+    for incremental in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = app(dir.path());
+        let world = app.world_mut();
+        let hidden = world
+            .spawn((
+                Saveable,
+                Position { x: 1.0, y: 1.0 },
+                Health { current: 1, max: 2 },
+            ))
+            .id();
+        let shown = world.spawn((Saveable, Position { x: 2.0, y: 2.0 })).id();
+        world.spawn((Saveable, Target { entity: hidden }));
+        save(&mut app, incremental);
+        // Disabled, then changed, while the slot is followed: its changes are saved.
+        let world = app.world_mut();
+        world.entity_mut(hidden).insert(Disabled);
+        world.get_mut::<Position>(hidden).unwrap().x = 5.0;
+        world.entity_mut(hidden).remove::<Health>();
+        // A disabled entity spawned, and one disabled and then despawned.
+        world.spawn((Saveable, Disabled, Label("new".into())));
+        world.entity_mut(shown).insert(Disabled);
+        world.despawn(shown);
+        save(&mut app, incremental);
+        let what = if incremental { "deltas" } else { "full saves" };
+        let expected = observe(app.world_mut());
+        assert_eq!(expected.len(), 3, "{what}: {expected:?}");
+        // A new app: every entity, enabled (`Disabled` is not saved).
+        let mut fresh = common::app(dir.path());
+        load(&mut fresh);
+        assert_same(&observe(fresh.world_mut()), &expected, what);
+        assert!(disabled(fresh.world_mut()).is_empty(), "{what}");
+        // In place: each entity once, the disabled ones still disabled.
+        let before = disabled(app.world_mut());
+        assert_eq!(before.len(), 2, "{what}");
+        load(&mut app);
+        unique_ids(app.world_mut(), what);
+        assert_same(&observe(app.world_mut()), &expected, what);
+        assert_eq!(disabled(app.world_mut()), before, "{what}");
+    }
+}
+
+/// A disabled entity the slot has, loaded in place: updated where it is, not spawned again
+/// beside it under its id.
+#[test]
+fn a_load_in_place_updates_a_disabled_entity_and_spawns_no_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let e = app
+        .world_mut()
+        .spawn((Saveable, Position { x: 1.0, y: 1.0 }))
+        .id();
+    save(&mut app, false);
+    app.world_mut().entity_mut(e).insert(Disabled);
+    app.world_mut().get_mut::<Position>(e).unwrap().x = 9.0;
+    load(&mut app);
+    assert_eq!(unique_ids(app.world_mut(), "in place").len(), 1);
+    assert_eq!(
+        app.world().get::<Position>(e),
+        Some(&Position { x: 1.0, y: 1.0 }),
+        "updated in place"
+    );
+    assert!(app.world().get::<Disabled>(e).is_some());
+}
+
+/// A game's own disabling component (a prefab marker, say).
+#[derive(Component)]
+struct Prefab;
+
+/// Entities a game's own disabling component hides are hidden from saves as from its queries;
+/// a load in place updates one whose id the save has where it is, spawns no second entity
+/// under its id, and leaves the others alone.
+#[test]
+fn a_game_s_own_disabling_component_hides_entities_from_saves_and_loads_spawn_no_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    app.world_mut().register_disabling_component::<Prefab>();
+    let world = app.world_mut();
+    let e = world.spawn((Saveable, Position { x: 1.0, y: 1.0 })).id();
+    let template = world
+        .spawn((
+            Saveable,
+            Prefab,
+            SaveId::new(500).unwrap(),
+            Label("t".into()),
+        ))
+        .id();
+    save(&mut app, false);
+    let mut fresh = common::app(dir.path());
+    load(&mut fresh);
+    assert_eq!(
+        observe(fresh.world_mut()).len(),
+        1,
+        "the prefab is not saved"
+    );
+    // Every id in the world, hidden entities' too.
+    let ids = |world: &mut World| {
+        let mut ids: Vec<u32> = world
+            .query::<(&SaveId, Has<Prefab>)>()
+            .iter(world)
+            .map(|(id, _)| id.get())
+            .collect();
+        ids.sort_unstable();
+        ids
+    };
+    app.world_mut().entity_mut(e).insert(Prefab);
+    app.world_mut().get_mut::<Position>(e).unwrap().x = 9.0;
+    load(&mut app);
+    let id = app.world().get::<SaveId>(e).unwrap().get();
+    assert_eq!(ids(app.world_mut()), [id, 500], "one entity an id");
+    assert_eq!(
+        app.world().get::<Position>(e),
+        Some(&Position { x: 1.0, y: 1.0 }),
+        "updated where it is"
+    );
+    assert!(app.world().get::<Prefab>(e).is_some());
+    assert!(app.world().get::<Label>(template).is_some(), "left alone");
+}
+
+/// With `Disabled` saved (through reflection), a new app loads disabled entities disabled.
+#[cfg(feature = "reflect")]
+#[test]
+fn disabled_saved_through_reflection_loads_disabled() {
+    use savegame_bevy::SavegameApp;
+    for incremental in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let with_disabled = |dir: &std::path::Path| {
+            let mut app = app(dir);
+            app.save_reflect::<Disabled>();
+            app
+        };
+        let mut app = with_disabled(dir.path());
+        let e = app
+            .world_mut()
+            .spawn((Saveable, Position { x: 1.0, y: 1.0 }))
+            .id();
+        app.world_mut()
+            .spawn((Saveable, Position { x: 2.0, y: 2.0 }));
+        save(&mut app, incremental);
+        app.world_mut().entity_mut(e).insert(Disabled);
+        save(&mut app, incremental);
+        let mut fresh = with_disabled(dir.path());
+        load(&mut fresh);
+        let id = app.world().get::<SaveId>(e).unwrap().get();
+        assert_eq!(
+            disabled(fresh.world_mut()),
+            [id],
+            "incremental: {incremental}"
+        );
+        assert_same(
+            &observe(fresh.world_mut()),
+            &observe(app.world_mut()),
+            "with Disabled saved",
+        );
+    }
+}

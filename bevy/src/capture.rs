@@ -371,6 +371,9 @@ pub(crate) fn copy_delta(
     // of its components (by the component's index in the registry).
     let mut removed: Vec<(Entity, u32)> = Vec::new();
     let mut lost: Vec<(usize, u32)> = Vec::new();
+    // Resources removed and put back since, or left in the world by a load of a save that
+    // lacks them: written whatever their ticks.
+    let mut put_back: Vec<usize> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
             match removal.left {
@@ -381,6 +384,8 @@ pub(crate) fn copy_delta(
                 // now under another id, or none, makes the save a full one: see
                 // `ids_changed`). The id goes unless the entity is saved under it still.
                 Left::Id => removed.push((removal.entity, removal.id)),
+                // Removed for good makes the save a full one (`needs_full_save`).
+                Left::Resource(index) => put_back.push(index),
             }
         }
     }
@@ -434,8 +439,8 @@ pub(crate) fn copy_delta(
             columns.push((entry.info.clone(), copied));
         }
         let mut resources = Vec::new();
-        for entry in &registry.resources {
-            if (entry.changed)(world, since, now)
+        for (index, entry) in registry.resources.iter().enumerate() {
+            if ((entry.changed)(world, since, now) || put_back.contains(&index))
                 && let Some(copied) = (entry.copy)(world, &mut unsaved)
             {
                 resources.push((entry.info.clone(), copied));
@@ -455,22 +460,30 @@ pub(crate) fn copy_delta(
     })
 }
 
-/// Whether an entity alive now holds another id than one it held at `mark`, or none (the
-/// game inserted a new [`SaveId`] or removed it). A delta cannot say so: the slot holds
-/// references to the old id in entities the delta does not write, and the links of saved
-/// children whose unsaved parent it is. Such a save is made a full one.
-pub(crate) fn ids_changed(world: &World, mark: Mark) -> bool {
+/// Whether what changed since `mark` is more than a delta can say, so that the save must be a
+/// full one:
+/// - an entity alive now holds another id than one it held at `mark`, or none (the game
+///   inserted a new [`SaveId`] or removed it): the slot holds the old id in references in
+///   entities the delta does not write, and in the links of saved children whose unsaved
+///   parent it is;
+/// - a registered resource was removed, and is still missing: a load leaves a resource the
+///   save lacks as it is.
+pub(crate) fn needs_full_save(world: &World, mark: Mark) -> bool {
     let Some(incremental) = world.get_resource::<Incremental>() else {
         return false;
     };
+    let registry = world.get_resource::<SaveRegistry>();
     incremental
         .removals_since(mark)
         .iter()
-        .filter(|removal| removal.left == Left::Id)
-        .any(|removal| {
-            world
+        .any(|removal| match removal.left {
+            Left::Id => world
                 .get_entity(removal.entity)
-                .is_ok_and(|e| e.get::<SaveId>().map(|id| id.get()) != Some(removal.id))
+                .is_ok_and(|e| e.get::<SaveId>().map(|id| id.get()) != Some(removal.id)),
+            Left::Resource(index) => registry
+                .and_then(|r| r.resources.get(index))
+                .is_some_and(|entry| !(entry.present)(world)),
+            Left::Entity | Left::Component(_) | Left::Parent => false,
         })
 }
 

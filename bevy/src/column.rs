@@ -495,6 +495,10 @@ impl Pending for NoResource {
     fn apply(self: Box<Self>, _world: &mut World, _entities: &IdMap) -> usize {
         0
     }
+
+    fn absent(&self) -> bool {
+        true
+    }
 }
 
 /// Removes `T` from an entity, if it has it.

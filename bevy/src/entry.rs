@@ -77,6 +77,10 @@ pub(crate) trait Pending: Send {
     /// Puts it in: components onto the entities now carrying their ids, a resource into the
     /// world. Returns how many entity references had no saved entity to point at.
     fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize;
+    /// A resource the save does not have (the world's stays as it is).
+    fn absent(&self) -> bool {
+        false
+    }
 }
 
 /// Decodes a registered type's mementos (see [`ComponentEntry::decode`]).
@@ -118,6 +122,8 @@ pub(crate) struct ResourceEntry {
     pub(crate) copy: fn(&World, &mut usize) -> Option<Box<dyn Column>>,
     /// Was it added or changed since the first tick (up to the second)?
     pub(crate) changed: fn(&World, Tick, Tick) -> bool,
+    /// Does the world have it?
+    pub(crate) present: fn(&World) -> bool,
     pub(crate) decode: DecodeFn,
     pub(crate) describe: fn(&mut MementoTypes, &Info) -> savegame::Result<()>,
 }
@@ -164,6 +170,11 @@ pub(crate) fn changed_resource<R: Resource>(world: &World, since: Tick, now: Tic
         .is_some_and(|r| r.last_changed().is_newer_than(since, now))
 }
 
+/// Whether the world has resource `R`.
+pub(crate) fn has_resource<R: Resource>(world: &World) -> bool {
+    world.contains_resource::<R>()
+}
+
 /// The last segment of a type's path, with its generic arguments: `game::Health` → `Health`.
 pub(crate) fn short_name(full: &str) -> String {
     let (head, generics) = match full.find('<') {
@@ -181,6 +192,15 @@ pub(crate) fn register_component<T: Component>(app: &mut App, entry: ComponentEn
     let index = registry.components.len();
     registry.components.push(entry);
     watch::watch_removals::<T>(app, index);
+}
+
+/// Adds a resource entry, and the observer that notes when the resource is removed (for
+/// incremental saves).
+pub(crate) fn register_resource<R: Resource>(app: &mut App, entry: ResourceEntry) {
+    let mut registry = app.world_mut().get_resource_or_init::<SaveRegistry>();
+    let index = registry.resources.len();
+    registry.resources.push(entry);
+    watch::watch_resource_removals::<R>(app, index);
 }
 
 #[cfg(test)]

@@ -3,18 +3,20 @@
 
 use std::sync::{Arc, OnceLock};
 
+use bevy_ecs::entity::Entity;
 use bevy_ecs::event::Event;
 use bevy_ecs::message::Message;
 use bevy_ecs::system::{Command, Commands};
 use bevy_ecs::world::World;
 use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
-use crate::capture::{copy_delta, copy_full, ids_changed};
+use crate::capture::{copy_delta, copy_full, needs_full_save};
+use crate::entry::SaveRegistry;
 use crate::error::SaveError;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
-use crate::tracking::Incremental;
+use crate::tracking::{Incremental, Left};
 
 /// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save)
 /// (or, for an incremental save, appended as after
@@ -216,8 +218,8 @@ impl SaveCommand {
         let told = Arc::clone(&counts);
         // The number the slot's next delta takes: 1 after a full save.
         let mut next_delta = 1;
-        // An entity given another id since the mark makes the save a full one.
-        let mark = mark.filter(|mark| incremental && !ids_changed(world, *mark));
+        // Changes a delta cannot say make the save a full one.
+        let mark = mark.filter(|mark| incremental && !needs_full_save(world, *mark));
         let handle = match (slot, mark) {
             (Some(slot), Some(mark)) => {
                 next_delta = mark.delta.saturating_add(1);
@@ -294,9 +296,21 @@ impl LoadCommand {
         let restored = restore(world, &loaded.snapshot)?;
         // A slot followed for incremental saves now holds what the world holds.
         let now = world.change_tick();
+        // The registered resources the save lacks and the world has: the slot does not hold
+        // them, so its next delta writes them (noted after the mark, as a removal put back).
+        let kept: Vec<usize> = world
+            .get_resource::<SaveRegistry>()
+            .map_or_else(Vec::new, |r| {
+                (restored.lacking.iter().copied())
+                    .filter(|i| r.resources.get(*i).is_some_and(|e| (e.present)(world)))
+                    .collect()
+            });
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if incremental.mark_of(self.slot).is_some() {
             incremental.mark(self.slot, now, restored.last_delta.saturating_add(1));
+            for index in kept {
+                incremental.note(Entity::PLACEHOLDER, 0, Left::Resource(index));
+            }
         }
         world.increment_change_tick();
         Ok(Loaded {

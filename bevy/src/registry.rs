@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 
 use crate::column;
 use crate::entry::{
-    COMPONENT_PREFIX, ComponentEntry, Info, RESOURCE_PREFIX, ResourceEntry, SaveRegistry,
-    changed_resource, register_component, short_name,
+    COMPONENT_PREFIX, ComponentEntry, Info, RESOURCE_PREFIX, ResourceEntry, changed_resource,
+    has_resource, register_component, register_resource, short_name,
 };
 
 /// Registers what a game saves. Implemented for [`App`]; call after adding
@@ -186,13 +186,11 @@ impl SavegameApp for App {
             },
             copy: column::copy_resource::<R>,
             changed: changed_resource::<R>,
+            present: has_resource::<R>,
             decode: column::decode_resource::<R>,
             describe: column::describe_resource::<R>,
         };
-        self.world_mut()
-            .get_resource_or_init::<SaveRegistry>()
-            .resources
-            .push(entry);
+        register_resource::<R>(self, entry);
         self
     }
 }

@@ -24,7 +24,7 @@ use crate::layout::{
 };
 
 /// What a restore did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Restored {
     pub(crate) entities: usize,
     pub(crate) spawned: usize,
@@ -32,6 +32,8 @@ pub(crate) struct Restored {
     pub(crate) dangling_references: usize,
     /// The highest number of the deltas whose rows the snapshot held (0: none).
     pub(crate) last_delta: u64,
+    /// The registered resources (by index) the save does not have: left as the world had them.
+    pub(crate) lacking: Vec<usize>,
 }
 
 fn decode_own<M: DeserializeOwned>(
@@ -326,6 +328,10 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     for (pending, _) in components {
         dangling += pending.apply(world, &live);
     }
+    let lacking: Vec<usize> = (resources.iter().enumerate())
+        .filter(|(_, pending)| pending.absent())
+        .map(|(index, _)| index)
+        .collect();
     for pending in resources {
         dangling += pending.apply(world, &live);
     }
@@ -341,6 +347,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         despawned,
         dangling_references: dangling,
         last_delta: plan.rewritten.deltas.last().copied().unwrap_or(0),
+        lacking,
     })
 }
 

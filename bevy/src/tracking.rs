@@ -42,6 +42,9 @@ pub(crate) enum Left {
     Component(usize),
     /// Its `ChildOf`: it left its parent (which leaves no change tick on the child).
     Parent,
+    /// Not an entity's: the registered resource of this index in the registry, removed from
+    /// the world.
+    Resource(usize),
     /// Its `SaveId`, the one noted: replaced (by another id or the same), removed, or
     /// despawned with the entity. Noted for unsaved entities too (a saved child's parent).
     Id,

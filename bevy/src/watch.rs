@@ -1,6 +1,6 @@
 //! The observers that fill the incremental saves' log ([`Incremental`]) with what leaves
 //! saved entities and leaves no change tick behind: a registered component, the entity's
-//! `Saveable` (or the entity, despawned), its parent. (`SaveId`'s own discard hook notes the
+//! `Saveable` (or the entity, despawned), its parent; and the registered resources removed. (`SaveId`'s own discard hook notes the
 //! ids that go: see [`SaveId`].)
 
 use bevy_app::App;
@@ -10,6 +10,7 @@ use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
 use bevy_ecs::query::{Allow, With};
+use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Query, ResMut};
 
 use crate::ids::{SaveId, Saveable};
@@ -27,6 +28,17 @@ pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
             if let Ok(id) = ids.get(entity) {
                 incremental.note(entity, id.get(), Left::Component(index));
             }
+        },
+    );
+}
+
+/// Notes the removals of `R`, the registry's resource number `index` (a resource is a
+/// component of an entity of its own, which the note names).
+pub(crate) fn watch_resource_removals<R: Resource>(app: &mut App, index: usize) {
+    app.world_mut().get_resource_or_init::<Incremental>();
+    app.add_observer(
+        move |removed: On<Remove<R>>, mut incremental: ResMut<Incremental>| {
+            incremental.note(removed.event().entity, 0, Left::Resource(index));
         },
     );
 }

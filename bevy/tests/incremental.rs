@@ -642,3 +642,48 @@ fn an_entity_given_a_new_id_or_none_makes_the_next_incremental_save_full() {
         "a parent's id changed",
     );
 }
+
+/// A registered resource the game removes between two incremental saves: a delta cannot say
+/// so (a load leaves a resource the save lacks as it is), so the save is a full one, and a new
+/// app loads the world without it; one removed and put back is a delta's change, and so is one
+/// a load of a save that lacks it left in the world.
+#[test]
+fn a_resource_removed_since_the_last_save_makes_the_next_incremental_save_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    app.insert_resource(Score(7));
+    let level = |seed| Level {
+        name: "cave".into(),
+        seed,
+    };
+    app.insert_resource(level(2));
+    app.world_mut()
+        .spawn((Saveable, Position { x: 1.0, y: 1.0 }));
+    save_incremental(&mut app);
+    // Removed and put back: a delta.
+    app.world_mut().remove_resource::<Level>();
+    app.insert_resource(level(3));
+    assert!(save_incremental(&mut app).written.is_delta());
+    app.world_mut().remove_resource::<Score>();
+    let saved = save_incremental(&mut app);
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
+    let mut fresh = common::app(dir.path());
+    fresh.world_mut().commands().load(SLOT);
+    fresh.update();
+    assert!(drain::<savegame_bevy::LoadFailed>(&mut fresh).is_empty());
+    assert!(fresh.world().get_resource::<Score>().is_none());
+    assert_eq!(fresh.world().get_resource::<Level>(), Some(&level(3)));
+    // The next is a delta again.
+    assert!(save_incremental(&mut app).written.is_delta());
+    // A load of the slot, which lacks the score, leaves the game's as it is: the slot does not
+    // hold it, so the next delta writes it.
+    app.insert_resource(Score(9));
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    assert_eq!(app.world().get_resource::<Score>(), Some(&Score(9)));
+    assert!(save_incremental(&mut app).written.is_delta());
+    let mut fresh = common::app(dir.path());
+    fresh.world_mut().commands().load(SLOT);
+    fresh.update();
+    assert_eq!(fresh.world().get_resource::<Score>(), Some(&Score(9)));
+}

@@ -3,7 +3,8 @@
 //! (spawns with links and references to entities spawned in the same round, despawns, moves,
 //! components removed and put back, `Saveable` taken off and put back, reparenting, children
 //! reordered, a resource, roots spawned with ids the game gives them, saved entities given
-//! new ids, their ids taken away or swapped between two, entities disabled and enabled), then
+//! new ids, their ids taken away or swapped between two, entities disabled and enabled, the
+//! score resource dropped and started again), then
 //! saves the slot (a
 //! delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
 //! the slot in place or compacts its journal. A second test saves two slots in turn and loads
@@ -289,7 +290,14 @@ fn play(world: &mut World, rng: &mut Rng) {
                     }
                 }
             }
-            _ => world.resource_mut::<Score>().0 += 1,
+            // The score goes up; now and then the game drops it, or starts it again.
+            _ => match world.get_resource_mut::<Score>() {
+                Some(_) if chance(rng, 8) => {
+                    world.remove_resource::<Score>();
+                }
+                Some(mut score) => score.0 += 1,
+                None => world.insert_resource(Score(100)),
+            },
         }
     }
 }
@@ -323,7 +331,11 @@ fn saved(
     ids.0 = ids.0.max(top);
     let expected = observe(app.world_mut());
     let (got, score) = loaded(dir, slot);
-    assert_eq!(score, app.world().resource::<Score>().0, "{at}: score");
+    let live = app
+        .world()
+        .get_resource::<Score>()
+        .map_or(u64::MAX, |s| s.0);
+    assert_eq!(score, live, "{at}: score");
     assert_same(&got, &expected, at);
     expected
 }

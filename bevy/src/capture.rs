@@ -18,16 +18,15 @@ use std::ops::Range;
 use bevy_ecs::change_detection::DetectChanges;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Allow, Changed, Has, Or, With, Without};
+use bevy_ecs::query::{Changed, Has, Or, Without};
 use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, Snapshot};
 
 use crate::entry::{Column, Info, SaveRegistry};
 use crate::error::SaveError;
-use crate::ids::{EntityIds, NextSaveId, SaveId, Saveable};
+use crate::ids::{AnyEntity, EntityIds, NextSaveId, SaveId, Saveable, SavedEntity};
 use crate::layout::{
     ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
     NextMemento, RecordsMemento, delta_id,
@@ -75,8 +74,7 @@ fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>
 /// The saved entities without an id, in the order they were spawned (mostly: indices are
 /// reused), so that ids follow it.
 fn without_ids(world: &mut World) -> Vec<Entity> {
-    let mut query =
-        world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>, Allow<Disabled>)>();
+    let mut query = world.query_filtered::<Entity, (SavedEntity, Without<SaveId>)>();
     let mut fresh: Vec<Entity> = query.iter(world).collect();
     fresh.sort_unstable();
     fresh
@@ -106,7 +104,7 @@ pub(crate) struct FullCopy {
 /// Copies what a full save of the world needs (see the module's docs for the cost).
 pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCopy, SaveError> {
     let snapshot = template(world, metadata)?;
-    let mut query = world.query_filtered::<(Entity, &SaveId), (With<Saveable>, Allow<Disabled>)>();
+    let mut query = world.query_filtered::<(Entity, &SaveId), SavedEntity>();
     let iter = query.iter(world);
     // The filters are archetypal, so the upper bound is the count: the vector never grows.
     let mut entities: Vec<(Entity, u32)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
@@ -152,7 +150,7 @@ fn copy_parents(
     entities: &mut Vec<(Entity, u32)>,
     mut top: Option<u32>,
 ) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
-    let mut query = world.query_filtered::<&ChildOf, (With<Saveable>, Allow<Disabled>)>();
+    let mut query = world.query_filtered::<&ChildOf, SavedEntity>();
     let mut parents: Vec<Entity> = Vec::new();
     for link in query.iter(world) {
         // Siblings are often next to each other: most repeats go here.
@@ -165,7 +163,7 @@ fn copy_parents(
     let mut copies = Vec::with_capacity(parents.len());
     let mut children = Vec::new();
     let mut without = Vec::new();
-    let mut lists = world.query_filtered::<(Option<&Children>, Option<&SaveId>), Allow<Disabled>>();
+    let mut lists = world.query_filtered::<(Option<&Children>, Option<&SaveId>), AnyEntity>();
     for parent in parents {
         let Ok((list, id)) = lists.get(world, parent) else {
             continue;
@@ -351,9 +349,8 @@ pub(crate) fn copy_delta(
     let mut moved: Vec<Entity> = Vec::new();
     world.last_change_tick_scope(since, |world| {
         let mut query = world.query_filtered::<(Entity, Ref<Saveable>), (
-            With<Saveable>,
+            SavedEntity,
             Or<(Changed<Saveable>, Changed<ChildOf>)>,
-            Allow<Disabled>,
         )>();
         for (entity, saveable) in query.iter(world) {
             if saveable.is_changed() {
@@ -362,7 +359,7 @@ pub(crate) fn copy_delta(
             moved.push(entity);
         }
         // A parent whose children were reordered: each saved child's place changed.
-        let mut query = world.query_filtered::<&Children, (Changed<Children>, Allow<Disabled>)>();
+        let mut query = world.query_filtered::<&Children, (Changed<Children>, AnyEntity)>();
         for list in query.iter(world) {
             moved.extend_from_slice(list);
         }
@@ -382,7 +379,7 @@ pub(crate) fn copy_delta(
                 Left::Component(index) => lost.push((index, removal.id)),
                 // Its id discarded: by a despawn, or with the same id put back (an entity
                 // now under another id, or none, makes the save a full one: see
-                // `ids_changed`). The id goes unless the entity is saved under it still.
+                // `needs_full_save`). The id goes unless the entity is saved under it still.
                 Left::Id => removed.push((removal.entity, removal.id)),
                 // Removed for good makes the save a full one (`needs_full_save`).
                 Left::Resource(index) => put_back.push(index),
@@ -523,11 +520,9 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
     {
         // Query states find each entity's components without looking their columns up by
         // type each time, as `World::get` does.
-        let saved = world
-            .query_filtered::<(Option<&SaveId>, Has<Saveable>, Option<&ChildOf>), Allow<Disabled>>(
-            );
-        let parents =
-            world.query_filtered::<(Option<&Children>, Option<&SaveId>), Allow<Disabled>>();
+        let saved =
+            world.query_filtered::<(Option<&SaveId>, Has<Saveable>, Option<&ChildOf>), AnyEntity>();
+        let parents = world.query_filtered::<(Option<&Children>, Option<&SaveId>), AnyEntity>();
         let (saved, parents) = (saved.query_manual(world), parents.query_manual(world));
         for &entity in changed {
             let Ok((id, true, link)) = saved.get(entity) else {

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::Entity;
-use bevy_ecs::entity_disabling::Disabled;
-use bevy_ecs::query::{Allow, Changed, With};
+use bevy_ecs::query::Changed;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 use serde::de::DeserializeOwned;
@@ -22,7 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::entry::{Column, Info, Pending, entity_memento_id};
 use crate::error::SaveError;
-use crate::ids::{EntityIds, FromStable, IdMap, SaveId, Saveable, ToStable, WorldMapper};
+use crate::ids::{
+    AnyEntity, EntityIds, FromStable, IdMap, SaveId, SavedEntity, ToStable, WorldMapper,
+};
 use crate::layout::{DELTA_MARK, Rewritten, delta_id};
 use savegame::{MementoTypes, Snapshot};
 
@@ -91,8 +92,7 @@ impl<T: Component + Clone> Copied<T> {
     pub(crate) fn all(world: &World) -> Self {
         let mut copied = Copied::empty();
         // No state: the world has never had a `T` or a saved entity, so none has one.
-        let Some(mut query) =
-            world.try_query_filtered::<(Entity, &SaveId, &T), (With<Saveable>, Allow<Disabled>)>()
+        let Some(mut query) = world.try_query_filtered::<(Entity, &SaveId, &T), SavedEntity>()
         else {
             return copied;
         };
@@ -118,7 +118,7 @@ impl<T: Component + Clone> Copied<T> {
         let mut copied = Copied::empty();
         // A query's state looks each entity up without finding `T`'s column by its type
         // again, as `World::get` does.
-        let Some(state) = world.try_query_filtered::<&T, Allow<Disabled>>() else {
+        let Some(state) = world.try_query_filtered::<&T, AnyEntity>() else {
             return copied;
         };
         let query = state.query_manual(world);
@@ -156,10 +156,7 @@ impl<T: Component + Clone> Copied<T> {
             let world: &World = world;
             let mut copied = Copied::empty();
             let Some(mut query) =
-                world.try_query_filtered::<
-                (Entity, &SaveId, &T),
-                (With<Saveable>, Changed<T>, Allow<Disabled>),
-            >()
+                world.try_query_filtered::<(Entity, &SaveId, &T), (SavedEntity, Changed<T>)>()
             else {
                 return copied;
             };

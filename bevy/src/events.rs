@@ -11,7 +11,6 @@ use bevy_ecs::world::World;
 use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::capture::{copy_delta, copy_full, needs_full_save};
-use crate::entry::SaveRegistry;
 use crate::error::SaveError;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
@@ -296,19 +295,13 @@ impl LoadCommand {
         let restored = restore(world, &loaded.snapshot)?;
         // A slot followed for incremental saves now holds what the world holds.
         let now = world.change_tick();
-        // The registered resources the save lacks and the world has: the slot does not hold
-        // them, so its next delta writes them (noted after the mark, as a removal put back).
-        let kept: Vec<usize> = world
-            .get_resource::<SaveRegistry>()
-            .map_or_else(Vec::new, |r| {
-                (restored.lacking.iter().copied())
-                    .filter(|i| r.resources.get(*i).is_some_and(|e| (e.present)(world)))
-                    .collect()
-            });
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if incremental.mark_of(self.slot).is_some() {
             incremental.mark(self.slot, now, restored.last_delta.saturating_add(1));
-            for index in kept {
+            // The registered resources the save lacks and the world has: the slot does not
+            // hold them, so its next delta writes them (noted after the mark, as a removal put
+            // back).
+            for &index in &restored.lacking {
                 incremental.note(Entity::PLACEHOLDER, 0, Left::Resource(index));
             }
         }

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::lifecycle::HookContext;
+use bevy_ecs::query::{Allow, With};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{DeferredWorld, World};
 
@@ -16,6 +18,15 @@ use crate::tracking::{Incremental, Left};
 /// saved and loaded as any other.
 #[derive(Component, Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Saveable;
+
+/// The filter of the plugin's queries over any entity: Bevy's `Disabled` entities too, which
+/// the default query filters would hide (a disabled entity is saved and loaded as any other;
+/// a game's own disabling components still hide theirs).
+pub(crate) type AnyEntity = Allow<Disabled>;
+
+/// The filter of the plugin's queries over saved entities: those with [`Saveable`], disabled
+/// ones too ([`AnyEntity`]).
+pub(crate) type SavedEntity = (With<Saveable>, AnyEntity);
 
 /// The stable id of a saved entity: the same in every save and after every load, unlike its
 /// [`Entity`]. The plugin gives one to each [`Saveable`] entity that has none when it is first

@@ -8,16 +8,15 @@
 
 use bevy_ecs::archetype::ArchetypeId;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityHashSet};
-use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Allow, Has, With, Without};
+use bevy_ecs::query::{Has, Without};
 use bevy_ecs::world::{Mut, World};
 use savegame::Snapshot;
 use serde::de::DeserializeOwned;
 
 use crate::entry::{COMPONENT_PREFIX, Pending, RemoveFn, SaveRegistry};
 use crate::error::SaveError;
-use crate::ids::{IdMap, NextSaveId, SaveId, Saveable};
+use crate::ids::{AnyEntity, IdMap, NextSaveId, SaveId, Saveable, SavedEntity};
 use crate::layout::{
     DELTA_MARK, ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, Link,
     NEXT_ID, NextMemento, RECORD_PREFIX, RecordsMemento, Rewritten, delta_id,
@@ -32,7 +31,8 @@ pub(crate) struct Restored {
     pub(crate) dangling_references: usize,
     /// The highest number of the deltas whose rows the snapshot held (0: none).
     pub(crate) last_delta: u64,
-    /// The registered resources (by index) the save does not have: left as the world had them.
+    /// The registered resources (by index) the save does not have and the world does: left as
+    /// the world had them.
     pub(crate) lacking: Vec<usize>,
 }
 
@@ -236,19 +236,17 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         }
         let mut resources = Vec::with_capacity(registry.resources.len());
         for entry in &registry.resources {
-            resources.push((entry.decode)(
-                world,
-                snapshot,
-                &entry.info,
-                &plan.rewritten,
-            )?);
+            resources.push((
+                (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
+                entry.present,
+            ));
         }
         Ok::<_, SaveError>((components, resources))
     })?;
 
     // Nothing fails from here on.
     let in_save = |id: u32| plan.ids.binary_search(&id).is_ok();
-    let mut query = world.query_filtered::<(Entity, &SaveId, Has<Saveable>), Allow<Disabled>>();
+    let mut query = world.query_filtered::<(Entity, &SaveId, Has<Saveable>), AnyEntity>();
     let mut live = IdMap::with_capacity(plan.ids.len());
     let mut anchors = IdMap::with_capacity(0);
     let mut kept: Vec<(Entity, u32)> = Vec::new();
@@ -304,8 +302,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     }
     world.insert_batch(retaken);
     // Saved entities without an id yet (spawned since the last save): not in the save either.
-    let mut idless =
-        world.query_filtered::<Entity, (With<Saveable>, Without<SaveId>, Allow<Disabled>)>();
+    let mut idless = world.query_filtered::<Entity, (SavedEntity, Without<SaveId>)>();
     doomed.extend(idless.iter(world));
     let despawned = despawn(world, &doomed);
 
@@ -328,11 +325,11 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     for (pending, _) in components {
         dangling += pending.apply(world, &live);
     }
-    let lacking: Vec<usize> = (resources.iter().enumerate())
-        .filter(|(_, pending)| pending.absent())
-        .map(|(index, _)| index)
-        .collect();
-    for pending in resources {
+    let mut lacking = Vec::new();
+    for (index, (pending, present)) in resources.into_iter().enumerate() {
+        if pending.absent() && present(world) {
+            lacking.push(index);
+        }
         dangling += pending.apply(world, &live);
     }
     link(world, &plan, &live, &anchors, &kept);

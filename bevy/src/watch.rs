@@ -5,15 +5,13 @@
 
 use bevy_app::App;
 use bevy_ecs::component::Component;
-use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
-use bevy_ecs::query::{Allow, With};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::system::{Query, ResMut};
 
-use crate::ids::{SaveId, Saveable};
+use crate::ids::{AnyEntity, SaveId, Saveable, SavedEntity};
 use crate::tracking::{Incremental, Left};
 
 /// Notes the saved entities that lose `T`, the registry's component number `index` (by a
@@ -22,7 +20,7 @@ pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         move |removed: On<Remove<T>>,
-              ids: Query<&SaveId, (With<Saveable>, Allow<Disabled>)>,
+              ids: Query<&SaveId, SavedEntity>,
               mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
@@ -48,7 +46,7 @@ pub(crate) fn watch_parents(app: &mut App) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         |removed: On<Remove<ChildOf>>,
-         ids: Query<&SaveId, (With<Saveable>, Allow<Disabled>)>,
+         ids: Query<&SaveId, SavedEntity>,
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {
@@ -63,7 +61,7 @@ pub(crate) fn watch_saveable(app: &mut App) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(
         |removed: On<Remove<Saveable>>,
-         ids: Query<&SaveId, Allow<Disabled>>,
+         ids: Query<&SaveId, AnyEntity>,
          mut incremental: ResMut<Incremental>| {
             let entity = removed.event().entity;
             if let Ok(id) = ids.get(entity) {

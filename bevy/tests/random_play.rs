@@ -83,6 +83,21 @@ fn pick<F: Component>(world: &mut World, rng: &mut Rng) -> Option<Entity> {
     (!found.is_empty()).then(|| found[below(rng, found.len())])
 }
 
+/// A saved leaf, or a saved root (see [`pick`]).
+fn pick_kind(world: &mut World, rng: &mut Rng, leaf: bool) -> Option<Entity> {
+    if leaf {
+        pick::<Leaf>(world, rng)
+    } else {
+        pick::<Root>(world, rng)
+    }
+}
+
+/// A saved leaf `leaf_percent` times in a hundred, else a saved root.
+fn pick_leaf_or_root(world: &mut World, rng: &mut Rng, leaf_percent: u64) -> Option<Entity> {
+    let leaf = chance(rng, leaf_percent);
+    pick_kind(world, rng, leaf)
+}
+
 fn targeted(world: &mut World, e: Entity) -> bool {
     world
         .query_filtered::<&Target, Allow<Disabled>>()
@@ -114,11 +129,7 @@ fn play(world: &mut World, rng: &mut Rng) {
             }
             1 | 2 => {
                 let parent = pick::<Root>(world, rng);
-                let target = if chance(rng, 50) {
-                    pick::<Leaf>(world, rng)
-                } else {
-                    pick::<Root>(world, rng)
-                };
+                let target = pick_leaf_or_root(world, rng, 50);
                 let x = below(rng, 100) as f32;
                 let mut leaf = world.spawn((Saveable, Leaf, Position { x, y: 1.0 }));
                 if let Some(entity) = target {
@@ -140,11 +151,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             3 => {
-                let doomed = if chance(rng, 85) {
-                    pick::<Leaf>(world, rng)
-                } else {
-                    pick::<Root>(world, rng)
-                };
+                let doomed = pick_leaf_or_root(world, rng, 85);
                 if let Some(e) = doomed {
                     world.despawn(e);
                 }
@@ -157,11 +164,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             5 => {
-                let picked = if chance(rng, 50) {
-                    pick::<Leaf>(world, rng)
-                } else {
-                    pick::<Root>(world, rng)
-                };
+                let picked = pick_leaf_or_root(world, rng, 50);
                 if let Some(e) = picked {
                     let max = below(rng, 50) as u32;
                     if world.get::<Health>(e).is_some() {
@@ -243,13 +246,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 // next save gives one), or swaps the ids of two of a kind (a root's children,
                 // restored by a load, stay a root's).
                 let leaf = chance(rng, 50);
-                let pick_one = |world: &mut World, rng: &mut Rng| {
-                    if leaf {
-                        pick::<Leaf>(world, rng)
-                    } else {
-                        pick::<Root>(world, rng)
-                    }
-                };
+                let pick_one = |world: &mut World, rng: &mut Rng| pick_kind(world, rng, leaf);
                 let Some(e) = pick_one(world, rng) else {
                     continue;
                 };
@@ -277,11 +274,7 @@ fn play(world: &mut World, rng: &mut Rng) {
             13 => {
                 // A saved entity disabled (Bevy's default query filters hide it), or enabled
                 // again: saved all the same, and its changes while disabled too.
-                let picked = if chance(rng, 70) {
-                    pick::<Leaf>(world, rng)
-                } else {
-                    pick::<Root>(world, rng)
-                };
+                let picked = pick_leaf_or_root(world, rng, 70);
                 if let Some(e) = picked {
                     if world.get::<Disabled>(e).is_some() {
                         world.entity_mut(e).remove::<Disabled>();

@@ -22,7 +22,7 @@ use bevy_ecs::hierarchy::{ChildOf, Children};
 use bevy_ecs::query::{Changed, Has, Or, Without};
 use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
-use savegame::{Metadata, Snapshot};
+use savegame::{Metadata, SlotId, Snapshot};
 
 use crate::entry::{Column, Info, SaveRegistry};
 use crate::error::SaveError;
@@ -330,15 +330,25 @@ pub(crate) struct DeltaCopy {
     entities: usize,
 }
 
-/// Copies what changed in the world since `mark` (see the module's docs for the cost).
-/// `now` is the world's change tick, which the caller marks the slot with.
+/// A delta's copy, or the metadata back for a full save.
+pub(crate) enum Delta {
+    /// What the delta writes.
+    Copied(Box<DeltaCopy>),
+    /// An entity the delta would write holds an id that the slot may hold in references, to an
+    /// entity gone (see [`Incremental::unheld`]): a delta would leave those references pointing
+    /// at it, so the save must be a full one, which writes them as no entity.
+    Full(Metadata),
+}
+
+/// Copies what changed in the world since `slot`'s `mark` (see the module's docs for the
+/// cost). `now` is the world's change tick, which the caller marks the slot with.
 pub(crate) fn copy_delta(
     world: &mut World,
     metadata: Metadata,
+    slot: SlotId,
     mark: Mark,
     now: Tick,
-) -> Result<DeltaCopy, SaveError> {
-    let snapshot = template(world, metadata)?;
+) -> Result<Delta, SaveError> {
     // Entities the delta writes whole (their record, and each value, or its loss): those newly
     // saved, spawned or with `Saveable` put (back) on (those without an id get theirs with
     // the records, in `records_of`); a value lost while not saved left no trace.
@@ -411,15 +421,17 @@ pub(crate) fn copy_delta(
             .collect();
         gone.sort_unstable();
         gone.dedup();
-        // An id given again since (a game's own ids, on an entity spawned again) is saved.
-        if !gone.is_empty() {
-            let mut saved: Vec<u32> = records
-                .iter()
-                .filter(|(_, r)| r.saved)
-                .map(|(id, _)| *id)
-                .collect();
-            saved.sort_unstable();
-            gone.retain(|id| saved.binary_search(id).is_err());
+        // An id the slot may hold in references to an entity gone, given to one the delta
+        // writes: gone since the mark (and given again since: a game's own id, on an entity
+        // spawned again), or before it.
+        let unheld = world
+            .get_resource::<Incremental>()
+            .map_or(&[][..], |incremental| incremental.unheld(slot));
+        let given_again = records
+            .iter()
+            .any(|(id, _)| gone.binary_search(id).is_ok() || unheld.binary_search(id).is_ok());
+        if given_again {
+            return Ok(Delta::Full(metadata));
         }
         // A removed entity's values went with it (a despawn removes each component).
         lost.retain(|(_, id)| gone.binary_search(id).is_err());
@@ -443,8 +455,8 @@ pub(crate) fn copy_delta(
                 resources.push((entry.info.clone(), copied));
             }
         }
-        Ok(DeltaCopy {
-            snapshot,
+        Ok(Delta::Copied(Box::new(DeltaCopy {
+            snapshot: template(world, metadata)?,
             number: mark.delta,
             records,
             removed: gone,
@@ -453,7 +465,7 @@ pub(crate) fn copy_delta(
             resources,
             unsaved_references: unsaved,
             entities: saved_count(world),
-        })
+        })))
     })
 }
 
@@ -465,6 +477,9 @@ pub(crate) fn copy_delta(
 ///   parent it is;
 /// - a registered resource was removed, and is still missing: a load leaves a resource the
 ///   save lacks as it is.
+///
+/// [`copy_delta`] finds the third case, once it knows the ids it writes: a new entity under an
+/// id the slot may hold in references ([`Delta::Full`]).
 pub(crate) fn needs_full_save(world: &World, mark: Mark) -> bool {
     let Some(incremental) = world.get_resource::<Incremental>() else {
         return false;
@@ -596,6 +611,12 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
 }
 
 impl DeltaCopy {
+    /// The ids it removes (ascending): the slot may still hold them in references that the
+    /// delta does not write.
+    pub(crate) fn removed(&self) -> &[u32] {
+        &self.removed
+    }
+
     /// Makes the delta's snapshot (on the manager's worker): its rows (see
     /// [`layout`](crate::layout)): the records of the entities newly saved, moved in the
     /// hierarchy or removed, and each component's changed values and losses; the next id and

@@ -432,11 +432,8 @@ impl<T: Component + Send> Pending for Decoded<T> {
         }
     }
 
-    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize {
-        let mut mapper = FromStable {
-            entities,
-            dangling: 0,
-        };
+    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap, dangling: &mut Vec<u32>) {
+        let mut mapper = FromStable { entities, dangling };
         // Each value at its entity's rank (spawn order), so that runs of entities in one
         // archetype move together.
         let mut batch: Vec<Option<(Entity, T)>> = Vec::new();
@@ -448,7 +445,6 @@ impl<T: Component + Send> Pending for Decoded<T> {
             }
         }
         world.insert_batch(batch.into_iter().flatten());
-        mapper.dangling
     }
 }
 
@@ -471,15 +467,11 @@ struct DecodedResource<R>(R);
 impl<R: Resource> Pending for DecodedResource<R> {
     fn for_each_id(&self, _f: &mut dyn FnMut(u32)) {}
 
-    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize {
+    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap, dangling: &mut Vec<u32>) {
         let mut resource = self.0;
-        let mut mapper = FromStable {
-            entities,
-            dangling: 0,
-        };
+        let mut mapper = FromStable { entities, dangling };
         R::map_entities(&mut resource, &mut mapper);
         world.insert_resource(resource);
-        mapper.dangling
     }
 }
 
@@ -489,9 +481,7 @@ struct NoResource;
 impl Pending for NoResource {
     fn for_each_id(&self, _f: &mut dyn FnMut(u32)) {}
 
-    fn apply(self: Box<Self>, _world: &mut World, _entities: &IdMap) -> usize {
-        0
-    }
+    fn apply(self: Box<Self>, _world: &mut World, _entities: &IdMap, _dangling: &mut Vec<u32>) {}
 
     fn absent(&self) -> bool {
         true

@@ -10,7 +10,7 @@ use bevy_ecs::system::{Command, Commands};
 use bevy_ecs::world::World;
 use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
-use crate::capture::{copy_delta, copy_full, needs_full_save};
+use crate::capture::{Delta, copy_delta, copy_full, needs_full_save};
 use crate::error::SaveError;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
@@ -217,12 +217,24 @@ impl SaveCommand {
         let told = Arc::clone(&counts);
         // The number the slot's next delta takes: 1 after a full save.
         let mut next_delta = 1;
+        // The ids the slot holds in references only: none after a full save.
+        let mut unheld = Vec::new();
         // Changes a delta cannot say make the save a full one.
         let mark = mark.filter(|mark| incremental && !needs_full_save(world, *mark));
-        let handle = match (slot, mark) {
-            (Some(slot), Some(mark)) => {
+        // A delta's copy, or the metadata for a full save.
+        let delta = match (slot, mark) {
+            (Some(slot), Some(mark)) => match copy_delta(world, metadata, slot, mark, now)? {
+                Delta::Copied(copy) => Ok((slot, mark, copy)),
+                Delta::Full(metadata) => Err(metadata),
+            },
+            _ => Err(metadata),
+        };
+        let handle = match delta {
+            Ok((slot, mark, copy)) => {
                 next_delta = mark.delta.saturating_add(1);
-                let copy = copy_delta(world, metadata, mark, now)?;
+                let tracking = world.resource::<Incremental>();
+                unheld = tracking.unheld(slot).to_vec();
+                unheld.extend_from_slice(copy.removed());
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
                     let _ = told.set(found);
@@ -231,7 +243,7 @@ impl SaveCommand {
                 let manager = world.resource::<SaveManager>().manager();
                 PendingHandle::Delta(manager.save_incremental_in_background_with(slot, make))
             }
-            _ => {
+            Err(metadata) => {
                 let copy = copy_full(world, metadata)?;
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
@@ -248,7 +260,7 @@ impl SaveCommand {
         if let Some(slot) = follow {
             world
                 .resource_mut::<Incremental>()
-                .mark(slot, now, next_delta);
+                .mark(slot, now, next_delta, unheld);
         }
         // Changes made after this, in this frame, are newer than the mark.
         world.increment_change_tick();
@@ -292,12 +304,19 @@ impl LoadCommand {
             })?
             .manager()
             .load(self.slot)?;
-        let restored = restore(world, &loaded.snapshot)?;
+        let mut restored = restore(world, &loaded.snapshot)?;
         // A slot followed for incremental saves now holds what the world holds.
         let now = world.change_tick();
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if incremental.mark_of(self.slot).is_some() {
-            incremental.mark(self.slot, now, restored.last_delta.saturating_add(1));
+            // References to ids the save has no entity with hold them still in the slot.
+            let unresolved = std::mem::take(&mut restored.unresolved);
+            incremental.mark(
+                self.slot,
+                now,
+                restored.last_delta.saturating_add(1),
+                unresolved,
+            );
             // The registered resources the save lacks and the world has: the slot does not
             // hold them, so its next delta writes them (noted after the mark, as a removal put
             // back).

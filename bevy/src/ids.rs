@@ -253,10 +253,11 @@ impl IdMap {
 }
 
 /// Load side: a stand-in becomes the live entity that now has its id; anything else (the
-/// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`].
+/// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`], and an id the
+/// save does not have is noted in `dangling`.
 pub(crate) struct FromStable<'a> {
     pub(crate) entities: &'a IdMap,
-    pub(crate) dangling: usize,
+    pub(crate) dangling: &'a mut Vec<u32>,
 }
 
 impl EntityMapper for FromStable<'_> {
@@ -267,7 +268,7 @@ impl EntityMapper for FromStable<'_> {
         match self.entities.get(source.index_u32()) {
             Some(entity) => entity,
             None => {
-                self.dangling += 1;
+                self.dangling.push(source.index_u32());
                 Entity::PLACEHOLDER
             }
         }

@@ -29,6 +29,8 @@ pub(crate) struct Restored {
     pub(crate) spawned: usize,
     pub(crate) despawned: usize,
     pub(crate) dangling_references: usize,
+    /// The ids the save's references hold and its entities do not (ascending).
+    pub(crate) unresolved: Vec<u32>,
     /// The highest number of the deltas whose rows the snapshot held (0: none).
     pub(crate) last_delta: u64,
     /// The registered resources (by index) the save does not have and the world does: left as
@@ -321,16 +323,16 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     }
 
     let spawned = spawn(world, &plan, &components, &mut live);
-    let mut dangling = 0;
+    let mut dangling = Vec::new();
     for (pending, _) in components {
-        dangling += pending.apply(world, &live);
+        pending.apply(world, &live, &mut dangling);
     }
     let mut lacking = Vec::new();
     for (index, (pending, present)) in resources.into_iter().enumerate() {
         if pending.absent() && present(world) {
             lacking.push(index);
         }
-        dangling += pending.apply(world, &live);
+        pending.apply(world, &live, &mut dangling);
     }
     link(world, &plan, &live, &anchors, &kept);
     let next = world
@@ -342,7 +344,12 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         entities: plan.ids.len(),
         spawned,
         despawned,
-        dangling_references: dangling,
+        dangling_references: dangling.len(),
+        unresolved: {
+            dangling.sort_unstable();
+            dangling.dedup();
+            dangling
+        },
         last_delta: plan.rewritten.deltas.last().copied().unwrap_or(0),
         lacking,
     })

@@ -3,6 +3,11 @@
 //! newer than it), and a log of what left saved entities since (despawned entities, removed
 //! components, parents and ids, which leave no tick behind), kept only while a slot needs it.
 //! The observers in [`watch`](crate::watch) and `SaveId`'s discard hook fill the log.
+//!
+//! It also keeps, for each slot, the ids the slot may hold in references although it holds no
+//! entity with them (the slot's deltas removed them, and did not rewrite the references; or a
+//! load found them unresolved): a new entity given one of them makes the next save a full one,
+//! which writes those references as no entity, where a delta would leave them pointing at it.
 
 use std::collections::HashMap;
 
@@ -50,20 +55,31 @@ pub(crate) enum Left {
     Id,
 }
 
-/// The incremental saves' memory: a mark per slot, and the removal log.
+/// The incremental saves' memory: a mark per slot, the ids each slot holds in references
+/// only, and the removal log.
 #[derive(Resource, Debug, Default)]
 pub(crate) struct Incremental {
     slots: HashMap<SlotId, Mark>,
+    /// By slot: the ids it may hold in references and holds no entity with (ascending).
+    unheld: HashMap<SlotId, Vec<u32>>,
     log: Vec<Removal>,
     next_seq: u64,
 }
 
 impl Incremental {
     /// The slot was saved or loaded at `tick`: its next delta holds what changed after it, and
-    /// takes the number `delta` (higher than any delta's the slot holds).
-    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick, delta: u64) {
+    /// takes the number `delta` (higher than any delta's the slot holds). `unheld`: the ids the
+    /// slot may now hold in references and holds no entity with (none after a full save).
+    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick, delta: u64, mut unheld: Vec<u32>) {
         let seq = self.next_seq;
         self.slots.insert(slot, Mark { tick, seq, delta });
+        unheld.sort_unstable();
+        unheld.dedup();
+        if unheld.is_empty() {
+            self.unheld.remove(&slot);
+        } else {
+            self.unheld.insert(slot, unheld);
+        }
         self.trim();
     }
 
@@ -71,11 +87,17 @@ impl Incremental {
     /// cannot say what it holds).
     pub(crate) fn forget(&mut self, slot: SlotId) {
         self.slots.remove(&slot);
+        self.unheld.remove(&slot);
         self.trim();
     }
 
     pub(crate) fn mark_of(&self, slot: SlotId) -> Option<Mark> {
         self.slots.get(&slot).copied()
+    }
+
+    /// The ids `slot` may hold in references and holds no entity with (ascending).
+    pub(crate) fn unheld(&self, slot: SlotId) -> &[u32] {
+        self.unheld.get(&slot).map_or(&[], Vec::as_slice)
     }
 
     /// What left saved entities after `mark`.
@@ -132,9 +154,10 @@ mod tests {
         let mut inc = Incremental::default();
         inc.note(Entity::PLACEHOLDER, 1, Left::Entity);
         assert!(inc.log.is_empty(), "no slot to keep it for");
-        inc.mark(SlotId::Numbered(1), Tick::new(5), 1);
+        inc.mark(SlotId::Numbered(1), Tick::new(5), 1, Vec::new());
         inc.note(Entity::PLACEHOLDER, 2, Left::Entity);
-        inc.mark(SlotId::Numbered(2), Tick::new(6), 1);
+        inc.mark(SlotId::Numbered(2), Tick::new(6), 1, vec![9, 4, 9]);
+        assert_eq!(inc.unheld(SlotId::Numbered(2)), [4, 9]);
         inc.note(Entity::PLACEHOLDER, 3, Left::Component(0));
         let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
         let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
@@ -146,10 +169,14 @@ mod tests {
         };
         assert_eq!(ids(one), [2, 3]);
         assert_eq!(ids(two), [3]);
-        inc.mark(SlotId::Numbered(1), Tick::new(7), 2);
+        inc.mark(SlotId::Numbered(1), Tick::new(7), 2, Vec::new());
         assert_eq!(inc.log.len(), 1, "the entry both slots saw is dropped");
         inc.forget(SlotId::Numbered(1));
         inc.forget(SlotId::Numbered(2));
         assert!(inc.log.is_empty());
+        assert!(
+            inc.unheld(SlotId::Numbered(2)).is_empty(),
+            "forgotten with the slot"
+        );
     }
 }

@@ -425,7 +425,8 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
 }
 
 /// An entity despawned and spawned again under the game's own `SaveId` between two saves is
-/// saved, not removed: its id is in the delta's records as saved, and nowhere as removed.
+/// saved, not removed. The save is a full one: the slot may hold the old entity's id in
+/// references (the next test).
 #[test]
 fn an_entity_spawned_again_under_its_own_id_between_saves_stays_saved() {
     let dir = tempfile::tempdir().unwrap();
@@ -444,10 +445,77 @@ fn an_entity_spawned_again_under_its_own_id_between_saves_stays_saved() {
     app.world_mut()
         .spawn((Saveable, id, Position { x: 2.0, y: 2.0 }, target));
     let saved = save_incremental(&mut app);
-    assert_eq!(delta_of(&saved).2, 0, "nothing removed");
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
     let expected = observe(app.world_mut());
     assert_eq!(expected[&1_000].position, Some(Position { x: 2.0, y: 2.0 }));
     assert_same(&loaded(dir.path()), &expected, "spawned again under its id");
+}
+
+/// A reference to an entity the game despawned, whose id the game then gives a new entity (a
+/// lever spawned again under its own id), loads as no entity, as a full save writes it: the
+/// save that first writes the new entity is a full one, whether the despawn fell between the
+/// same two saves, was saved by an earlier delta, or came before a load of the slot (whose
+/// reference then had no entity to point at). An id never held before keeps the save a delta.
+#[test]
+fn a_reference_to_a_despawned_entity_never_finds_a_new_entity_given_its_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    let lever = |app: &mut bevy_app::App, id: u32| {
+        let id = SaveId::new(id).unwrap();
+        let position = Position { x: 1.0, y: 1.0 };
+        app.world_mut().spawn((Saveable, id, position)).id()
+    };
+    let holder = |app: &mut bevy_app::App, id: u32, entity: Entity| {
+        let id = SaveId::new(id).unwrap();
+        app.world_mut().spawn((Saveable, id, Target { entity }));
+    };
+    let check = |app: &mut bevy_app::App, holder: u32, what: &str| {
+        let saved = save_incremental(app);
+        assert!(!saved.written.is_delta(), "{what}: {:?}", saved.written);
+        let expected = observe(app.world_mut());
+        assert_eq!(expected[&holder].target, Some(None), "{what}");
+        assert_same(&loaded(dir.path()), &expected, what);
+    };
+
+    // Between two saves.
+    let first = lever(&mut app, 1_000);
+    holder(&mut app, 1, first);
+    save_incremental(&mut app);
+    app.world_mut().despawn(first);
+    lever(&mut app, 1_000);
+    check(&mut app, 1, "despawned and given again between two saves");
+
+    // Saved by a delta, then given again.
+    let second = lever(&mut app, 2_000);
+    holder(&mut app, 2, second);
+    assert!(save_incremental(&mut app).written.is_delta());
+    app.world_mut().despawn(second);
+    assert_eq!(
+        delta_of(&save_incremental(&mut app)).2,
+        1,
+        "the lever removed"
+    );
+    lever(&mut app, 2_000);
+    check(&mut app, 2, "given again after the delta that removed it");
+
+    // Removed by a delta, then a load, which finds no entity for the reference; given again.
+    let third = lever(&mut app, 3_000);
+    holder(&mut app, 3, third);
+    assert!(save_incremental(&mut app).written.is_delta());
+    app.world_mut().despawn(third);
+    assert!(save_incremental(&mut app).written.is_delta());
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    let loads = drain::<savegame_bevy::Loaded>(&mut app);
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[0].dangling_references, 1, "the third holder's");
+    lever(&mut app, 3_000);
+    check(&mut app, 3, "given again after a load");
+
+    // An id never held before: a delta.
+    lever(&mut app, 4_000);
+    assert!(save_incremental(&mut app).written.is_delta());
+    assert_same(&loaded(dir.path()), &observe(app.world_mut()), "a new id");
 }
 
 /// A load despawns the saved entities the save does not have, those without an id among them

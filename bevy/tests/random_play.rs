@@ -2,11 +2,10 @@
 //! world the game holds, and no two entities hold one id. Each round plays a few random steps
 //! (spawns with links and references to entities spawned in the same round, despawns, moves,
 //! components removed and put back, `Saveable` taken off and put back, reparenting, children
-//! reordered, a resource, roots spawned with ids the game gives them, saved entities given
-//! new ids, their ids taken away or swapped between two, entities disabled and enabled, the
-//! score resource dropped and started again), then
-//! saves the slot (a
-//! delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
+//! reordered, a resource, roots spawned with ids the game gives them (now and then a despawned
+//! entity's), saved entities given new ids, their ids taken away or swapped between two,
+//! entities disabled and enabled, the score resource dropped and started again), then saves
+//! the slot (a delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
 //! the slot in place or compacts its journal. A second test saves two slots in turn and loads
 //! one or the other between saves (a load takes back the entities the game stopped saving
 //! whose ids it has). Seeds are fixed, so a failure names its seed and round.
@@ -53,13 +52,25 @@ fn loaded(dir: &std::path::Path, slot: SlotId) -> (BTreeMap<u32, Observed>, u64)
 #[derive(Resource)]
 struct GameIds(u32);
 
-/// An id the game gives: above every id a saved entity held, and often the very id the plugin
-/// would give next. Never one held before: a reference to a despawned entity would find the
-/// new holder, as a lever spawned again under its own id is meant to be found.
+/// An id the game gives: now and then one no entity holds now, often a despawned entity's (a
+/// lever spawned again under its own id; references to the despawned one must still load as
+/// no entity); otherwise above every id a saved entity held, and often the very id the plugin
+/// would give next.
 fn game_id(world: &mut World, rng: &mut Rng) -> SaveId {
     let top = highest(world);
-    let mut ids = world.get_resource_or_insert_with(|| GameIds(0));
-    ids.0 = ids.0.max(top) + 1 + below(rng, 3) as u32;
+    let seen = world.get_resource_or_insert_with(|| GameIds(0)).0.max(top);
+    if seen > 0 && chance(rng, 30) {
+        let again = 1 + below(rng, seen as usize) as u32;
+        let held = world
+            .query_filtered::<&SaveId, Allow<Disabled>>()
+            .iter(world)
+            .any(|id| id.get() == again);
+        if !held {
+            return SaveId::new(again).unwrap();
+        }
+    }
+    let mut ids = world.resource_mut::<GameIds>();
+    ids.0 = seen + 1 + below(rng, 3) as u32;
     SaveId::new(ids.0).unwrap()
 }
 

@@ -62,7 +62,8 @@ fn incremental(c: &mut Criterion) {
     };
     // A game's base is seconds or minutes old when its deltas come: the file system's record
     // of its last change has settled (`Identity::SETTLE`), so a delta reads the base whole
-    // only at the first one and every 64th. Off the clock.
+    // only at the first one (and once the check is a minute old, or 1,024 deltas: never in a
+    // journal of this bench's). Off the clock.
     let settle =
         || std::thread::sleep(savegame::storage::Identity::SETTLE + Duration::from_millis(50));
     full(&world);

@@ -878,8 +878,8 @@ impl savegame::storage::FileSystem for CountingFs {
 }
 
 /// Issue 30, target 6: a delta reads its base whole again only when the base changed since a
-/// check of it that stands (or every 64th delta), and a base damaged in place, after such a
-/// check, is still refused: the damage changes the file's identity.
+/// check of it that stands (or the check is a minute old, or 1,024 deltas), and a base damaged
+/// in place, after such a check, is still refused: the damage changes the file's identity.
 #[test]
 fn a_settled_base_is_read_whole_once_and_again_when_it_changes() {
     let dir = tempfile::tempdir().unwrap();

@@ -285,9 +285,10 @@ fn incremental(c: &mut Criterion, entities: usize) {
     }
     // A game's base is seconds or minutes old when its deltas come: the file system's record
     // of its last change has settled (`Identity::SETTLE`), so a delta reads the base whole only
-    // at the first one and every 64th (the core's `benches/incremental.rs` does the same). The
-    // journal is replaced by a full save (what the plugin's next incremental save after a
-    // compaction is), and the new base left to settle, off the clock.
+    // at the first one, and once that check is a minute old or has stood for 1,024 deltas (the
+    // core's `benches/incremental.rs` does the same). The journal is replaced by a full save
+    // (what the plugin's next incremental save after a compaction is), and the new base left
+    // to settle, off the clock.
     let settle =
         || std::thread::sleep(savegame::storage::Identity::SETTLE + Duration::from_millis(50));
     settle();

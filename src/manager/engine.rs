@@ -751,9 +751,10 @@ impl Engine {
         // Checked in full, a piece at a time, unless a check since its last change stands for
         // it (see `verified`): a delta on a base damaged since it was written would be
         // dropped by the next load, which falls back to a backup.
-        let taken = SystemTime::now();
+        // The shared clock: `SystemTime::now()` panics in a browser.
+        let taken = crate::format::now();
         let identity = self.files.storage.identity(name).ok().flatten();
-        if !self.verified.vouches(name, identity) {
+        if !self.verified.vouches(name, identity, taken) {
             self.files.check_stored(name, len).map_err(|e| match e {
                 e if e.is_corruption() => full_save(format!("its save is damaged ({e})")),
                 e => e,

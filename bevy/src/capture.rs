@@ -424,12 +424,11 @@ pub(crate) fn copy_delta(
         // An id the slot may hold in references to an entity gone, given to one the delta
         // writes: gone since the mark (and given again since: a game's own id, on an entity
         // spawned again), or before it.
-        let unheld = world
-            .get_resource::<Incremental>()
-            .map_or(&[][..], |incremental| incremental.unheld(slot));
+        let incremental = world.get_resource::<Incremental>();
+        let unheld = |id: u32| incremental.is_some_and(|i| i.unheld(slot, id));
         let given_again = records
             .iter()
-            .any(|(id, _)| gone.binary_search(id).is_ok() || unheld.binary_search(id).is_ok());
+            .any(|(id, _)| gone.binary_search(id).is_ok() || unheld(*id));
         if given_again {
             return Ok(Delta::Full(metadata));
         }

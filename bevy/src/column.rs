@@ -432,8 +432,11 @@ impl<T: Component + Send> Pending for Decoded<T> {
         }
     }
 
-    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap, dangling: &mut Vec<u32>) {
-        let mut mapper = FromStable { entities, dangling };
+    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize {
+        let mut mapper = FromStable {
+            entities,
+            dangling: 0,
+        };
         // Each value at its entity's rank (spawn order), so that runs of entities in one
         // archetype move together.
         let mut batch: Vec<Option<(Entity, T)>> = Vec::new();
@@ -445,6 +448,7 @@ impl<T: Component + Send> Pending for Decoded<T> {
             }
         }
         world.insert_batch(batch.into_iter().flatten());
+        mapper.dangling
     }
 }
 
@@ -467,11 +471,15 @@ struct DecodedResource<R>(R);
 impl<R: Resource> Pending for DecodedResource<R> {
     fn for_each_id(&self, _f: &mut dyn FnMut(u32)) {}
 
-    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap, dangling: &mut Vec<u32>) {
+    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize {
         let mut resource = self.0;
-        let mut mapper = FromStable { entities, dangling };
+        let mut mapper = FromStable {
+            entities,
+            dangling: 0,
+        };
         R::map_entities(&mut resource, &mut mapper);
         world.insert_resource(resource);
+        mapper.dangling
     }
 }
 
@@ -481,7 +489,9 @@ struct NoResource;
 impl Pending for NoResource {
     fn for_each_id(&self, _f: &mut dyn FnMut(u32)) {}
 
-    fn apply(self: Box<Self>, _world: &mut World, _entities: &IdMap, _dangling: &mut Vec<u32>) {}
+    fn apply(self: Box<Self>, _world: &mut World, _entities: &IdMap) -> usize {
+        0
+    }
 
     fn absent(&self) -> bool {
         true

@@ -75,9 +75,8 @@ pub(crate) trait Pending: Send {
     /// Calls `f` with the id of every entity it has a value for.
     fn for_each_id(&self, f: &mut dyn FnMut(u32));
     /// Puts it in: components onto the entities now carrying their ids, a resource into the
-    /// world. Adds to `dangling` the id of each entity reference that had no saved entity to
-    /// point at (once per reference).
-    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap, dangling: &mut Vec<u32>);
+    /// world. Returns how many entity references had no saved entity to point at.
+    fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize;
     /// A resource the save does not have (the world's stays as it is).
     fn absent(&self) -> bool {
         false

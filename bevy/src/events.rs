@@ -15,7 +15,7 @@ use crate::error::SaveError;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
-use crate::tracking::{Incremental, Left};
+use crate::tracking::{Incremental, Left, Unheld};
 
 /// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save)
 /// (or, for an incremental save, appended as after
@@ -147,7 +147,8 @@ impl SaveCommand {
     /// An incremental save to `slot`: a delta on the slot's journal with what changed since
     /// the plugin last saved the slot or loaded it (see
     /// [`SavegameCommands::save_incremental`]); a full save when the plugin has not, when
-    /// the slot's last save failed, or after its journal was compacted.
+    /// the slot's last save failed, after its journal was compacted, or when a delta cannot
+    /// say what changed (listed there).
     pub fn incremental(slot: SlotId) -> Self {
         SaveCommand {
             incremental: true,
@@ -217,8 +218,9 @@ impl SaveCommand {
         let told = Arc::clone(&counts);
         // The number the slot's next delta takes: 1 after a full save.
         let mut next_delta = 1;
-        // The ids the slot holds in references only: none after a full save.
-        let mut unheld = Vec::new();
+        // A delta's removals join the ids the slot may hold in references only; a full save
+        // holds none (`None`).
+        let mut removed: Option<Vec<u32>> = None;
         // Changes a delta cannot say make the save a full one.
         let mark = mark.filter(|mark| incremental && !needs_full_save(world, *mark));
         // A delta's copy, or the metadata for a full save.
@@ -232,9 +234,7 @@ impl SaveCommand {
         let handle = match delta {
             Ok((slot, mark, copy)) => {
                 next_delta = mark.delta.saturating_add(1);
-                let tracking = world.resource::<Incremental>();
-                unheld = tracking.unheld(slot).to_vec();
-                unheld.extend_from_slice(copy.removed());
+                removed = Some(copy.removed().to_vec());
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
                     let _ = told.set(found);
@@ -258,9 +258,12 @@ impl SaveCommand {
             }
         };
         if let Some(slot) = follow {
-            world
-                .resource_mut::<Incremental>()
-                .mark(slot, now, next_delta, unheld);
+            world.resource_mut::<Incremental>().mark(
+                slot,
+                now,
+                next_delta,
+                removed.as_deref().map_or(Unheld::None, Unheld::Add),
+            );
         }
         // Changes made after this, in this frame, are newer than the mark.
         world.increment_change_tick();
@@ -304,18 +307,22 @@ impl LoadCommand {
             })?
             .manager()
             .load(self.slot)?;
-        let mut restored = restore(world, &loaded.snapshot)?;
-        // A slot followed for incremental saves now holds what the world holds.
+        let restored = restore(world, &loaded.snapshot)?;
+        // A slot followed for incremental saves now holds what the world holds, with no id
+        // that no entity has.
         let now = world.change_tick();
         let mut incremental = world.get_resource_or_init::<Incremental>();
-        if incremental.mark_of(self.slot).is_some() {
-            // References to ids the save has no entity with hold them still in the slot.
-            let unresolved = std::mem::take(&mut restored.unresolved);
+        if restored.dangling_references > 0 || restored.unlinked_parents > 0 {
+            // The slot holds ids, in references or children's links, that no entity here has:
+            // a delta would leave them for an entity given one of them later to take, so its
+            // next save is a full one, which holds none.
+            incremental.forget(self.slot);
+        } else if incremental.mark_of(self.slot).is_some() {
             incremental.mark(
                 self.slot,
                 now,
                 restored.last_delta.saturating_add(1),
-                unresolved,
+                Unheld::None,
             );
             // The registered resources the save lacks and the world has: the slot does not
             // hold them, so its next delta writes them (noted after the mark, as a removal put
@@ -381,8 +388,11 @@ pub trait SavegameCommands {
     /// change ticks; a parent or a place among its siblings changed) or removed (despawned,
     /// or no longer [`Saveable`](crate::Saveable)) since the plugin last saved the slot or
     /// loaded it, and the registered resources changed since. The first incremental save of a
-    /// slot in a run (and the one after a failed save of it, or after a compaction of its
-    /// journal) is a full save. The frame pays a pass over the registered components' change
+    /// slot in a run is a full save, and so is the one after a failed save of it, after a
+    /// compaction of its journal, after the game gave an entity another `SaveId` or took its
+    /// id away, after it removed a registered resource, after a load of the slot that found a
+    /// reference or a parent's id with no entity, and the one that would write a saved entity
+    /// under an id the slot's deltas removed (the slot may hold it in references). The frame pays a pass over the registered components' change
     /// ticks and a copy of the changed values; the
     /// manager's worker serializes, seals and appends, and compacts the journal when it grows
     /// past its share of the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).

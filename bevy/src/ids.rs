@@ -253,11 +253,10 @@ impl IdMap {
 }
 
 /// Load side: a stand-in becomes the live entity that now has its id; anything else (the
-/// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`], and an id the
-/// save does not have is noted in `dangling`.
+/// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`].
 pub(crate) struct FromStable<'a> {
     pub(crate) entities: &'a IdMap,
-    pub(crate) dangling: &'a mut Vec<u32>,
+    pub(crate) dangling: usize,
 }
 
 impl EntityMapper for FromStable<'_> {
@@ -268,7 +267,7 @@ impl EntityMapper for FromStable<'_> {
         match self.entities.get(source.index_u32()) {
             Some(entity) => entity,
             None => {
-                self.dangling.push(source.index_u32());
+                self.dangling += 1;
                 Entity::PLACEHOLDER
             }
         }

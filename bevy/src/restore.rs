@@ -29,8 +29,8 @@ pub(crate) struct Restored {
     pub(crate) spawned: usize,
     pub(crate) despawned: usize,
     pub(crate) dangling_references: usize,
-    /// The ids the save's references hold and its entities do not (ascending).
-    pub(crate) unresolved: Vec<u32>,
+    /// Saved children whose parent's id no entity had: left without a parent.
+    pub(crate) unlinked_parents: usize,
     /// The highest number of the deltas whose rows the snapshot held (0: none).
     pub(crate) last_delta: u64,
     /// The registered resources (by index) the save does not have and the world does: left as
@@ -323,18 +323,18 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     }
 
     let spawned = spawn(world, &plan, &components, &mut live);
-    let mut dangling = Vec::new();
+    let mut dangling = 0;
     for (pending, _) in components {
-        pending.apply(world, &live, &mut dangling);
+        dangling += pending.apply(world, &live);
     }
     let mut lacking = Vec::new();
     for (index, (pending, present)) in resources.into_iter().enumerate() {
         if pending.absent() && present(world) {
             lacking.push(index);
         }
-        pending.apply(world, &live, &mut dangling);
+        dangling += pending.apply(world, &live);
     }
-    link(world, &plan, &live, &anchors, &kept);
+    let unlinked_parents = link(world, &plan, &live, &anchors, &kept);
     let next = world
         .get_resource::<NextSaveId>()
         .map_or(0, |n| n.0)
@@ -344,12 +344,8 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         entities: plan.ids.len(),
         spawned,
         despawned,
-        dangling_references: dangling.len(),
-        unresolved: {
-            dangling.sort_unstable();
-            dangling.dedup();
-            dangling
-        },
+        dangling_references: dangling,
+        unlinked_parents,
         last_delta: plan.rewritten.deltas.last().copied().unwrap_or(0),
         lacking,
     })
@@ -421,17 +417,28 @@ fn spawn(
 /// Restores the saved children's links and places: a link the save has is made (to the entity
 /// that now carries the parent's id, saved or not), one it lacks is cut (for a save that
 /// records links to unsaved parents; an older one leaves those as they are), and each parent's
-/// saved children are put back at their places among its unsaved ones.
-fn link(world: &mut World, plan: &Plan, live: &IdMap, anchors: &IdMap, kept: &[(Entity, u32)]) {
+/// saved children are put back at their places among its unsaved ones. Returns how many links
+/// had no entity with their parent's id (those children are left without a parent).
+fn link(
+    world: &mut World,
+    plan: &Plan,
+    live: &IdMap,
+    anchors: &IdMap,
+    kept: &[(Entity, u32)],
+) -> usize {
     let parent_of = |id: u32| live.get(id).or_else(|| anchors.get(id));
     // The link each saved child gets, if its parent is in the world: (parent, place, child),
     // in each parent's order of places (as a full save lists them; deltas' records are sorted
     // in).
-    let mut links: Vec<(Entity, u32, Entity)> = plan
-        .links
-        .iter()
-        .filter_map(|l| Some((parent_of(l.parent)?, l.position, live.get(l.child)?)))
-        .collect();
+    let mut links: Vec<(Entity, u32, Entity)> = Vec::with_capacity(plan.links.len());
+    let mut unlinked = 0;
+    for l in &plan.links {
+        match (parent_of(l.parent), live.get(l.child)) {
+            (Some(parent), Some(child)) => links.push((parent, l.position, child)),
+            (None, Some(_)) => unlinked += 1,
+            _ => {}
+        }
+    }
     if !plan.rewritten.ids.is_empty() {
         links.sort_unstable();
     }
@@ -465,7 +472,7 @@ fn link(world: &mut World, plan: &Plan, live: &IdMap, anchors: &IdMap, kept: &[(
     // The parents' lists of children are updated by commands the links queued.
     world.flush();
     if !plan.positions {
-        return;
+        return unlinked;
     }
     // A parent whose children are all this load's, put in in order of their places, is in
     // order; the others (with unsaved children, or children kept) are put in order.
@@ -486,6 +493,7 @@ fn link(world: &mut World, plan: &Plan, live: &IdMap, anchors: &IdMap, kept: &[(
             reorder(world, parent, &wanted);
         }
     }
+    unlinked
 }
 
 /// Puts `parent`'s saved children at their saved places among its children, the others

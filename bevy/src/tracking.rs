@@ -5,11 +5,13 @@
 //! The observers in [`watch`](crate::watch) and `SaveId`'s discard hook fill the log.
 //!
 //! It also keeps, for each slot, the ids the slot may hold in references although it holds no
-//! entity with them (the slot's deltas removed them, and did not rewrite the references; or a
-//! load found them unresolved): a new entity given one of them makes the next save a full one,
-//! which writes those references as no entity, where a delta would leave them pointing at it.
+//! entity with them (the slot's deltas removed them, and did not rewrite the references that
+//! hold them): a saved entity given one of them makes the next save a full one, which writes
+//! those references as no entity, where a delta would leave them pointing at it. (A load that
+//! finds a reference or a parent's id with no entity makes the slot's next save a full one
+//! instead: see `LoadCommand`.)
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::entity::Entity;
@@ -27,6 +29,15 @@ pub(crate) struct Mark {
     pub(crate) tick: Tick,
     pub(crate) seq: u64,
     pub(crate) delta: u64,
+}
+
+/// What a mark does with the ids a slot may hold in references and holds no entity with.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Unheld<'a> {
+    /// None now: a full save, or a load whose every reference found its entity.
+    None,
+    /// These besides those held before: a delta's removals.
+    Add(&'a [u32]),
 }
 
 /// Something that left a saved entity.
@@ -60,8 +71,8 @@ pub(crate) enum Left {
 #[derive(Resource, Debug, Default)]
 pub(crate) struct Incremental {
     slots: HashMap<SlotId, Mark>,
-    /// By slot: the ids it may hold in references and holds no entity with (ascending).
-    unheld: HashMap<SlotId, Vec<u32>>,
+    /// By slot: the ids it may hold in references and holds no entity with.
+    unheld: HashMap<SlotId, BTreeSet<u32>>,
     log: Vec<Removal>,
     next_seq: u64,
 }
@@ -69,16 +80,25 @@ pub(crate) struct Incremental {
 impl Incremental {
     /// The slot was saved or loaded at `tick`: its next delta holds what changed after it, and
     /// takes the number `delta` (higher than any delta's the slot holds). `unheld`: the ids the
-    /// slot may now hold in references and holds no entity with (none after a full save).
-    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick, delta: u64, mut unheld: Vec<u32>) {
+    /// slot may now hold in references and holds no entity with, beside those it held before
+    /// (`Unheld::Add`, a delta's removals), or instead of them (`Unheld::None`: a full save, or
+    /// a load whose every reference found its entity).
+    pub(crate) fn mark(&mut self, slot: SlotId, tick: Tick, delta: u64, unheld: Unheld<'_>) {
         let seq = self.next_seq;
         self.slots.insert(slot, Mark { tick, seq, delta });
-        unheld.sort_unstable();
-        unheld.dedup();
-        if unheld.is_empty() {
-            self.unheld.remove(&slot);
-        } else {
-            self.unheld.insert(slot, unheld);
+        match unheld {
+            Unheld::None => {
+                self.unheld.remove(&slot);
+            }
+            Unheld::Add(ids) if !ids.is_empty() => {
+                let held = self.unheld.entry(slot).or_default();
+                held.extend(ids.iter().copied());
+                if held.len() > LOG_LIMIT {
+                    // Its next save is a full one, which holds no such id.
+                    self.forget(slot);
+                }
+            }
+            Unheld::Add(_) => {}
         }
         self.trim();
     }
@@ -95,9 +115,9 @@ impl Incremental {
         self.slots.get(&slot).copied()
     }
 
-    /// The ids `slot` may hold in references and holds no entity with (ascending).
-    pub(crate) fn unheld(&self, slot: SlotId) -> &[u32] {
-        self.unheld.get(&slot).map_or(&[], Vec::as_slice)
+    /// Whether `slot` may hold `id` in references and holds no entity with it.
+    pub(crate) fn unheld(&self, slot: SlotId, id: u32) -> bool {
+        self.unheld.get(&slot).is_some_and(|ids| ids.contains(&id))
     }
 
     /// What left saved entities after `mark`.
@@ -145,7 +165,7 @@ impl Incremental {
 
 #[cfg(test)]
 mod tests {
-    use super::{Incremental, Left, Tick};
+    use super::{Incremental, Left, Tick, Unheld};
     use bevy_ecs::entity::Entity;
     use savegame::SlotId;
 
@@ -154,10 +174,16 @@ mod tests {
         let mut inc = Incremental::default();
         inc.note(Entity::PLACEHOLDER, 1, Left::Entity);
         assert!(inc.log.is_empty(), "no slot to keep it for");
-        inc.mark(SlotId::Numbered(1), Tick::new(5), 1, Vec::new());
+        inc.mark(SlotId::Numbered(1), Tick::new(5), 1, Unheld::None);
         inc.note(Entity::PLACEHOLDER, 2, Left::Entity);
-        inc.mark(SlotId::Numbered(2), Tick::new(6), 1, vec![9, 4, 9]);
-        assert_eq!(inc.unheld(SlotId::Numbered(2)), [4, 9]);
+        inc.mark(SlotId::Numbered(2), Tick::new(6), 1, Unheld::Add(&[9, 4]));
+        inc.mark(SlotId::Numbered(2), Tick::new(6), 2, Unheld::Add(&[7]));
+        let two_holds = |inc: &Incremental, id| inc.unheld(SlotId::Numbered(2), id);
+        assert!(
+            [4, 7, 9].iter().all(|id| two_holds(&inc, *id)),
+            "kept across deltas"
+        );
+        assert!(!two_holds(&inc, 5) && !inc.unheld(SlotId::Numbered(1), 4));
         inc.note(Entity::PLACEHOLDER, 3, Left::Component(0));
         let one = inc.mark_of(SlotId::Numbered(1)).unwrap();
         let two = inc.mark_of(SlotId::Numbered(2)).unwrap();
@@ -169,14 +195,11 @@ mod tests {
         };
         assert_eq!(ids(one), [2, 3]);
         assert_eq!(ids(two), [3]);
-        inc.mark(SlotId::Numbered(1), Tick::new(7), 2, Vec::new());
+        inc.mark(SlotId::Numbered(1), Tick::new(7), 2, Unheld::None);
         assert_eq!(inc.log.len(), 1, "the entry both slots saw is dropped");
         inc.forget(SlotId::Numbered(1));
         inc.forget(SlotId::Numbered(2));
         assert!(inc.log.is_empty());
-        assert!(
-            inc.unheld(SlotId::Numbered(2)).is_empty(),
-            "forgotten with the slot"
-        );
+        assert!(!two_holds(&inc, 4), "forgotten with the slot");
     }
 }

@@ -454,8 +454,9 @@ fn an_entity_spawned_again_under_its_own_id_between_saves_stays_saved() {
 /// A reference to an entity the game despawned, whose id the game then gives a new entity (a
 /// lever spawned again under its own id), loads as no entity, as a full save writes it: the
 /// save that first writes the new entity is a full one, whether the despawn fell between the
-/// same two saves, was saved by an earlier delta, or came before a load of the slot (whose
-/// reference then had no entity to point at). An id never held before keeps the save a delta.
+/// same two saves or was saved by earlier deltas. A load that finds a reference with no entity
+/// to point at makes the next save a full one, which writes it as none. An id never held
+/// before keeps the save a delta.
 #[test]
 fn a_reference_to_a_despawned_entity_never_finds_a_new_entity_given_its_id() {
     let dir = tempfile::tempdir().unwrap();
@@ -495,10 +496,18 @@ fn a_reference_to_a_despawned_entity_never_finds_a_new_entity_given_its_id() {
         1,
         "the lever removed"
     );
+    // A delta between: the slot still holds the reference.
+    lever(&mut app, 2_500);
+    assert!(save_incremental(&mut app).written.is_delta());
     lever(&mut app, 2_000);
-    check(&mut app, 2, "given again after the delta that removed it");
+    check(
+        &mut app,
+        2,
+        "given again two deltas after the one that removed it",
+    );
 
-    // Removed by a delta, then a load, which finds no entity for the reference; given again.
+    // Removed by a delta, then a load, which finds no entity for the reference: the next save
+    // is a full one, and an entity given the id after it is saved by a delta.
     let third = lever(&mut app, 3_000);
     holder(&mut app, 3, third);
     assert!(save_incremental(&mut app).written.is_delta());
@@ -509,13 +518,67 @@ fn a_reference_to_a_despawned_entity_never_finds_a_new_entity_given_its_id() {
     let loads = drain::<savegame_bevy::Loaded>(&mut app);
     assert_eq!(loads.len(), 1);
     assert_eq!(loads[0].dangling_references, 1, "the third holder's");
+    lever(&mut app, 3_500);
+    check(
+        &mut app,
+        3,
+        "the save after a load that found a dangling reference",
+    );
     lever(&mut app, 3_000);
-    check(&mut app, 3, "given again after a load");
+    assert!(save_incremental(&mut app).written.is_delta());
+    let expected = observe(app.world_mut());
+    assert_eq!(expected[&3].target, Some(None));
+    assert_same(&loaded(dir.path()), &expected, "given again after that");
 
     // An id never held before: a delta.
     lever(&mut app, 4_000);
     assert!(save_incremental(&mut app).written.is_delta());
     assert_same(&loaded(dir.path()), &observe(app.world_mut()), "a new id");
+}
+
+/// A saved child's link to an unsaved parent whose id no entity has when the slot loads (the
+/// parent despawned, with the child, since the save) is cut by the load, and stays cut when the
+/// game then gives the id to a new unsaved root: the save after the load is a full one, which
+/// writes the child without a parent, where a delta would leave it linked to the new root.
+#[test]
+fn a_link_the_load_cut_is_not_made_again_to_a_new_holder_of_the_parents_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let root = |app: &mut bevy_app::App| app.world_mut().spawn(SaveId::new(7).unwrap()).id();
+    let first = root(&mut app);
+    app.world_mut()
+        .spawn((
+            Saveable,
+            SaveId::new(1).unwrap(),
+            Position { x: 1.0, y: 1.0 },
+        ))
+        .insert(ChildOf(first));
+    save_incremental(&mut app);
+    app.world_mut().despawn(first);
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    assert!(drain::<savegame_bevy::LoadFailed>(&mut app).is_empty());
+    let world = app.world_mut();
+    assert_eq!(
+        observe(world)[&1].parent,
+        None,
+        "the load found no parent 7"
+    );
+    root(&mut app);
+    app.world_mut().spawn((
+        Saveable,
+        SaveId::new(2).unwrap(),
+        Position { x: 2.0, y: 2.0 },
+    ));
+    let saved = save_incremental(&mut app);
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
+    let expected = observe(app.world_mut());
+    assert_eq!(expected[&1].parent, None);
+    assert_same(
+        &loaded_beside(dir.path(), Some(7)),
+        &expected,
+        "the new root",
+    );
 }
 
 /// A load despawns the saved entities the save does not have, those without an id among them

@@ -7,15 +7,17 @@
 //! identity had settled when it was taken (its last change at least [`Identity::SETTLE`]
 //! older), so that a change made since cannot carry the same time. Even so, a base is read
 //! whole again once its last whole check is [`CHECK_AGE`] old, or has stood for
-//! [`CHECK_EVERY`] deltas. A storage that reports no identity (the simulated file system, an
-//! object store) has every base checked every time.
+//! [`CHECK_EVERY`] deltas, whichever comes first. A storage that reports no identity (the
+//! simulated file system, an object store) has every base checked every time.
 //!
 //! What this gives up: damage to the disk under an unchanged file is not seen before the next
-//! whole check, so a load that then falls back to a backup drops the deltas appended since:
-//! at most [`CHECK_AGE`] of play, and [`CHECK_EVERY`] deltas. The bound is in time first
-//! because a check of a file read back from the page cache sees no disk damage either, which
-//! is where a base written or read recently is read from: the pages of a base that only its
-//! header is read of leave the cache with time, not with the deltas appended beside it.
+//! whole check, so deltas go on being appended to the damaged base until then (for at most
+//! [`CHECK_AGE`], or [`CHECK_EVERY`] deltas), and a load in that time falls back to a backup,
+//! without the damaged base and its deltas. Once the check sees the damage, the delta is
+//! refused (`FullSaveNeeded`) and the game's full save replaces the base. The bound is in time
+//! first because a check of a file read back from the page cache sees no disk damage either,
+//! which is where a base written or read recently is read from: the pages of a base that only
+//! its header is read of leave the cache with time, not with the deltas appended beside it.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -111,7 +111,7 @@ impl<'a> FileSealer<'a> {
     /// cipher's or the MAC's feature is missing from this build; [`Error::Config`] for a zstd
     /// level zstd does not have.
     pub fn build(self) -> Result<Vec<u8>> {
-        let saved_at = self.saved_at.unwrap_or_else(std::time::SystemTime::now);
+        let saved_at = self.saved_at.unwrap_or_else(crate::format::now);
         self.snapshot.seal_file_with(
             self.slot,
             self.schema_version,

@@ -52,6 +52,18 @@ fn decode_own<M: DeserializeOwned>(
         })
 }
 
+/// Refuses, as malformed memento `id`, an entity id above [`SaveId::MAX`]: no entity can carry
+/// it, so a load would drop that entity without a word.
+fn check_ids<'a>(id: &str, ids: impl IntoIterator<Item = &'a u32>) -> Result<(), SaveError> {
+    match ids.into_iter().find(|n| SaveId::new(**n).is_none()) {
+        Some(n) => Err(SaveError::Malformed {
+            id: id.to_owned(),
+            reason: format!("entity id {n} is above the largest, {}", SaveId::MAX),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// The entity records deltas of the older layout left (one memento each), by id, ascending.
 fn older_records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
     let prefix = format!("{RECORD_PREFIX}/");
@@ -68,6 +80,7 @@ fn older_records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveEr
                 id: id.to_owned(),
                 reason: "not an entity id after the prefix".into(),
             })?;
+        check_ids(id, [&entity])?;
         let record: EntityRecord = decode_own(snapshot, id, "an entity record")?;
         out.push((entity, record));
     }
@@ -125,6 +138,7 @@ fn records(snapshot: &Snapshot) -> Result<(Vec<(u32, EntityRecord)>, Rewritten),
                 reason: format!("{} ids but {} records", rows.ids.len(), rows.records.len()),
             });
         }
+        check_ids(&id, &rows.ids)?;
         for (entity, record) in rows.ids.into_iter().zip(rows.records) {
             merged.insert(entity, record);
         }
@@ -154,6 +168,7 @@ struct Plan {
 
 fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
     let base: EntitiesMemento = decode_own(snapshot, ENTITIES_ID, "the entity list")?;
+    check_ids(ENTITIES_ID, &base.ids)?;
     let hierarchy: HierarchyMemento = if snapshot.contains(HIERARCHY_ID) {
         decode_own(snapshot, HIERARCHY_ID, "the hierarchy")?
     } else {

@@ -354,9 +354,15 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
         lost: Vec<u32>,
     }
     #[derive(Serialize)]
-    struct Records {
+    struct Records<R> {
         ids: Vec<u32>,
-        records: Vec<u32>,
+        records: Vec<R>,
+    }
+    #[derive(Serialize)]
+    struct Record {
+        saved: bool,
+        parent: Option<u32>,
+        position: Option<u32>,
     }
     type Forge = Box<dyn Fn(&mut savegame::Snapshot) -> savegame::Result<()>>;
     /// Writes `memento` under `id` into the forged delta.
@@ -386,6 +392,19 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
             Records {
                 ids: vec![],
                 records: vec![1],
+            },
+        ),
+        // An id no entity can carry (`Entity::PLACEHOLDER`'s index): the load dropped the
+        // entity without a word.
+        forge(
+            "bevy/entities+1",
+            Records {
+                ids: vec![u32::MAX - 1],
+                records: vec![Record {
+                    saved: true,
+                    parent: None,
+                    position: None,
+                }],
             },
         ),
     ];

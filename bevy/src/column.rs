@@ -8,11 +8,11 @@
 //! (deltas of the older layout wrote one memento per entity, `component/<name>/<id>`, which
 //! loads still read).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use bevy_ecs::change_detection::Tick;
 use bevy_ecs::component::Component;
-use bevy_ecs::entity::Entity;
+use bevy_ecs::entity::{Entity, EntityMapper};
 use bevy_ecs::query::Changed;
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::entry::{Column, Info, Pending, entity_memento_id};
 use crate::error::SaveError;
 use crate::ids::{
-    AnyEntity, EntityIds, FromStable, IdMap, SaveId, SavedEntity, ToStable, WorldMapper,
+    AnyEntity, EntityIds, FromStable, IdMap, SaveId, Saveable, SavedEntity, ToStable, WorldMapper,
+    spawn_saved,
 };
 use crate::layout::{DELTA_MARK, Rewritten, delta_id};
 use savegame::{MementoTypes, Snapshot};
@@ -422,6 +423,18 @@ fn check_lengths(id: &str, entities: usize, values: usize) -> Result<(), SaveErr
     })
 }
 
+/// Finds whether a value has entity references: counts them, and changes none.
+struct Probe(usize);
+
+impl EntityMapper for Probe {
+    fn get_mapped(&mut self, source: Entity) -> Entity {
+        self.0 += 1;
+        source
+    }
+
+    fn set_mapped(&mut self, _source: Entity, _target: Entity) {}
+}
+
 /// A component's decoded values, waiting for the world.
 pub(crate) struct Decoded<T>(pub(crate) Vec<(u32, T)>);
 
@@ -430,6 +443,69 @@ impl<T: Component + Send> Pending for Decoded<T> {
         for (id, _) in &self.0 {
             f(*id);
         }
+    }
+
+    fn spawnable(&mut self) -> Option<usize> {
+        let mut probe = Probe(0);
+        for (_, value) in &mut self.0 {
+            T::map_entities(value, &mut probe);
+            if probe.0 > 0 {
+                return None;
+            }
+        }
+        Some(self.0.len())
+    }
+
+    fn spawn_with(&mut self, world: &mut World, ids: &[SaveId]) -> Vec<Entity> {
+        // Where each id's value is: a vector indexed by id for the ids a plugin gives out
+        // (dense, from 0), a map for others.
+        let top = self.0.iter().map(|(id, _)| *id as usize).max().unwrap_or(0);
+        let dense = top < self.0.len().saturating_mul(4).saturating_add(1024);
+        let mut by_index: Vec<u32> = vec![u32::MAX; if dense { top + 1 } else { 0 }];
+        let mut by_map: HashMap<u32, u32> = HashMap::new();
+        for (k, (id, _)) in self.0.iter().enumerate() {
+            let k = u32::try_from(k).unwrap_or(u32::MAX);
+            match by_index.get_mut(*id as usize) {
+                Some(slot) => *slot = k,
+                None => {
+                    by_map.insert(*id, k);
+                }
+            }
+        }
+        let mut values: Vec<Option<(u32, T)>> =
+            std::mem::take(&mut self.0).into_iter().map(Some).collect();
+        let mut take = |id: u32| {
+            let k = match by_index.get(id as usize) {
+                Some(k) => *k,
+                None => by_map.get(&id).copied()?,
+            };
+            values.get_mut(k as usize)?.take().map(|(_, value)| value)
+        };
+        // Runs of entities with a value and without, each spawned as one batch, in order.
+        let mut spawned = Vec::with_capacity(ids.len());
+        let mut with: Vec<(Saveable, SaveId, T)> = Vec::new();
+        let mut without: Vec<SaveId> = Vec::new();
+        for id in ids {
+            match take(id.get()) {
+                Some(value) => {
+                    if !without.is_empty() {
+                        spawned.extend(spawn_saved(world, &without));
+                        without.clear();
+                    }
+                    with.push((Saveable, *id, value));
+                }
+                None => {
+                    if !with.is_empty() {
+                        spawned.extend(world.spawn_batch(with.drain(..)));
+                    }
+                    without.push(*id);
+                }
+            }
+        }
+        spawned.extend(world.spawn_batch(with));
+        spawned.extend(spawn_saved(world, &without));
+        self.0 = values.into_iter().flatten().collect();
+        spawned
     }
 
     fn apply(self: Box<Self>, world: &mut World, entities: &IdMap) -> usize {

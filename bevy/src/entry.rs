@@ -14,7 +14,7 @@ use bevy_ecs::resource::Resource;
 use bevy_ecs::world::World;
 
 use crate::error::SaveError;
-use crate::ids::{EntityIds, IdMap};
+use crate::ids::{EntityIds, IdMap, SaveId, spawn_saved};
 use crate::layout::{DELTA_MARK, Rewritten};
 use crate::watch;
 use savegame::{MementoTypes, Snapshot};
@@ -80,6 +80,18 @@ pub(crate) trait Pending: Send {
     /// A resource the save does not have (the world's stays as it is).
     fn absent(&self) -> bool {
         false
+    }
+    /// How many of a load's new entities [`Pending::spawn_with`] could spawn with their value
+    /// (its values' count), or `None` where it cannot: a resource, or values with entity
+    /// references, which are mapped once every entity is spawned.
+    fn spawnable(&mut self) -> Option<usize> {
+        None
+    }
+    /// Spawns a saved entity for each of `ids`, in order, each with its value where it has one
+    /// (taken: [`Pending::apply`] does not insert it again); returns them in the order of
+    /// `ids`. One archetype move fewer for each entity than a spawn and an insert.
+    fn spawn_with(&mut self, world: &mut World, ids: &[SaveId]) -> Vec<Entity> {
+        spawn_saved(world, ids)
     }
 }
 

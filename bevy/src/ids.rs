@@ -252,6 +252,13 @@ impl IdMap {
     }
 }
 
+/// Spawns a saved entity (`Saveable` and its id) for each of `ids`; returns them in order.
+pub(crate) fn spawn_saved(world: &mut World, ids: &[SaveId]) -> Vec<Entity> {
+    world
+        .spawn_batch(ids.iter().map(|id| (Saveable, *id)))
+        .collect()
+}
+
 /// Load side: a stand-in becomes the live entity that now has its id; anything else (the
 /// placeholder, an id the save does not have) becomes [`Entity::PLACEHOLDER`].
 pub(crate) struct FromStable<'a> {

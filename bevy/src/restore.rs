@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 
 use crate::entry::{COMPONENT_PREFIX, Pending, RemoveFn, SaveRegistry};
 use crate::error::SaveError;
-use crate::ids::{AnyEntity, IdMap, NextSaveId, SaveId, Saveable, SavedEntity};
+use crate::ids::{AnyEntity, IdMap, NextSaveId, SaveId, Saveable, SavedEntity, spawn_saved};
 use crate::layout::{
     DELTA_MARK, ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, Link,
     NEXT_ID, NextMemento, RECORD_PREFIX, RecordsMemento, Rewritten, delta_id,
@@ -242,24 +242,25 @@ fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
 /// lists (a saved child's link to them, and its place among their children).
 pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored, SaveError> {
     let plan = plan(snapshot)?;
-    let (components, resources) = world.resource_scope(|world, registry: Mut<SaveRegistry>| {
-        registry.check()?;
-        let mut components = Vec::with_capacity(registry.components.len());
-        for entry in &registry.components {
-            components.push((
-                (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
-                entry.remove,
-            ));
-        }
-        let mut resources = Vec::with_capacity(registry.resources.len());
-        for entry in &registry.resources {
-            resources.push((
-                (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
-                entry.present,
-            ));
-        }
-        Ok::<_, SaveError>((components, resources))
-    })?;
+    let (mut components, resources) =
+        world.resource_scope(|world, registry: Mut<SaveRegistry>| {
+            registry.check()?;
+            let mut components = Vec::with_capacity(registry.components.len());
+            for entry in &registry.components {
+                components.push((
+                    (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
+                    entry.remove,
+                ));
+            }
+            let mut resources = Vec::with_capacity(registry.resources.len());
+            for entry in &registry.resources {
+                resources.push((
+                    (entry.decode)(world, snapshot, &entry.info, &plan.rewritten)?,
+                    entry.present,
+                ));
+            }
+            Ok::<_, SaveError>((components, resources))
+        })?;
 
     // Nothing fails from here on.
     let in_save = |id: u32| plan.ids.binary_search(&id).is_ok();
@@ -337,7 +338,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         }
     }
 
-    let spawned = spawn(world, &plan, &components, &mut live);
+    let spawned = spawn(world, &plan, &mut components, &mut live);
     let mut dangling = 0;
     for (pending, _) in components {
         dangling += pending.apply(world, &live);
@@ -393,7 +394,7 @@ fn despawn(world: &mut World, doomed: &[Entity]) -> usize {
 fn spawn(
     world: &mut World,
     plan: &Plan,
-    components: &[(Box<dyn Pending>, RemoveFn)],
+    components: &mut [(Box<dyn Pending>, RemoveFn)],
     live: &mut IdMap,
 ) -> usize {
     let mut missing: Vec<u32> = plan
@@ -418,13 +419,21 @@ fn spawn(
         }
         missing.sort_by_key(|id| signature[*id as usize]);
     }
-    let bundles: Vec<(Saveable, SaveId)> = missing
-        .iter()
-        .filter_map(|id| Some((Saveable, SaveId::new(*id)?)))
-        .collect();
-    let spawned: Vec<Entity> = world.spawn_batch(bundles).collect();
-    for (id, entity) in missing.iter().zip(&spawned) {
-        live.insert(*id, *entity);
+    // Every id is one an entity can carry (`check_ids`).
+    let ids: Vec<SaveId> = missing.iter().filter_map(|id| SaveId::new(*id)).collect();
+    // The registered component most of them have, of those without entity references (mapped
+    // once every entity is spawned), comes with the spawn.
+    let first = components
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(k, (pending, _))| Some((pending.spawnable()?, k)))
+        .max();
+    let spawned = match first.and_then(|(n, k)| components.get_mut(k).filter(|_| n > 0)) {
+        Some((pending, _)) => pending.spawn_with(world, &ids),
+        None => spawn_saved(world, &ids),
+    };
+    for (id, entity) in ids.iter().zip(&spawned) {
+        live.insert(id.get(), *entity);
     }
     spawned.len()
 }

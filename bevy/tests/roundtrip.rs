@@ -220,3 +220,42 @@ fn a_load_takes_back_an_entity_the_game_stopped_saving() {
     assert_eq!(carrying, [entity], "no second entity with the id");
     assert_eq!(observe(world), before);
 }
+
+/// A load spawns each new entity with the registered component most of them have (of those
+/// without entity references) in the spawn itself: entities with it and without it, in runs
+/// of either kind and in any order of ids, come back with their own values and ids, and the
+/// references to them point at the right ones.
+#[test]
+fn entities_with_and_without_the_component_spawned_with_them_load_as_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let world = app.world_mut();
+    let mut previous = Entity::PLACEHOLDER;
+    // Health on most, in runs of one to four with it and without it; ids given out of order.
+    for i in 0..60u32 {
+        let id = SaveId::new(1_000 - i * 7 % 500).unwrap();
+        let mut entity = world.spawn((Saveable, id, Target { entity: previous }));
+        if !matches!(i % 7, 2 | 5 | 6) {
+            entity.insert(Health {
+                current: i,
+                max: 100,
+            });
+        }
+        if i % 4 == 0 {
+            entity.insert(Position {
+                x: i as f32,
+                y: 0.0,
+            });
+        }
+        previous = entity.id();
+    }
+    app.world_mut().commands().save(SlotId::Numbered(1));
+    app.update();
+    settle(&mut app);
+    let saved = common::observe(app.world_mut());
+    assert_eq!(saved.len(), 60);
+
+    let mut fresh = common::app(dir.path());
+    load_slot(&mut fresh, SlotId::Numbered(1));
+    assert_same(&common::observe(fresh.world_mut()), &saved, "a new app");
+}

@@ -457,8 +457,9 @@ impl<T: Component + Send> Pending for Decoded<T> {
     }
 
     fn spawn_with(&mut self, world: &mut World, ids: &[SaveId]) -> Vec<Entity> {
-        // Where each id's value is: a vector indexed by id for the ids a plugin gives out
-        // (dense, from 0), a map for others.
+        // Where each id's value is (its last, where a column holds an id twice, as `apply`
+        // leaves it): a vector indexed by id for the ids a plugin gives out (dense, from 0), a
+        // map for others.
         let top = self.0.iter().map(|(id, _)| *id as usize).max().unwrap_or(0);
         let dense = top < self.0.len().saturating_mul(4).saturating_add(1024);
         let mut by_index: Vec<u32> = vec![u32::MAX; if dense { top + 1 } else { 0 }];
@@ -472,15 +473,13 @@ impl<T: Component + Send> Pending for Decoded<T> {
                 }
             }
         }
+        let at = |id: u32| match by_index.get(id as usize) {
+            Some(k) => Some(*k as usize),
+            None => by_map.get(&id).map(|k| *k as usize),
+        };
         let mut values: Vec<Option<(u32, T)>> =
             std::mem::take(&mut self.0).into_iter().map(Some).collect();
-        let mut take = |id: u32| {
-            let k = match by_index.get(id as usize) {
-                Some(k) => *k,
-                None => by_map.get(&id).copied()?,
-            };
-            values.get_mut(k as usize)?.take().map(|(_, value)| value)
-        };
+        let mut take = |id: u32| values.get_mut(at(id)?)?.take().map(|(_, value)| value);
         // Runs of entities with a value and without, each spawned as one batch, in order.
         let mut spawned = Vec::with_capacity(ids.len());
         let mut with: Vec<(Saveable, SaveId, T)> = Vec::new();
@@ -504,7 +503,20 @@ impl<T: Component + Send> Pending for Decoded<T> {
         }
         spawned.extend(world.spawn_batch(with));
         spawned.extend(spawn_saved(world, &without));
-        self.0 = values.into_iter().flatten().collect();
+        // What is left, but for the earlier values of the ids spawned with their last.
+        let taken: Vec<bool> = values
+            .iter()
+            .map(|v| {
+                v.as_ref()
+                    .and_then(|(id, _)| at(*id))
+                    .is_some_and(|k| values.get(k).is_some_and(Option::is_none))
+            })
+            .collect();
+        self.0 = values
+            .into_iter()
+            .zip(taken)
+            .filter_map(|(value, taken)| value.filter(|_| !taken))
+            .collect();
         spawned
     }
 

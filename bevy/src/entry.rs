@@ -81,15 +81,16 @@ pub(crate) trait Pending: Send {
     fn absent(&self) -> bool {
         false
     }
-    /// How many of a load's new entities [`Pending::spawn_with`] could spawn with their value
-    /// (its values' count), or `None` where it cannot: a resource, or values with entity
-    /// references, which are mapped once every entity is spawned.
+    /// How many values it holds, if [`Pending::spawn_with`] can spawn entities with them;
+    /// `None` where it cannot: a resource, or a component one of whose values holds an entity
+    /// reference (references are mapped once every entity is spawned).
     fn spawnable(&mut self) -> Option<usize> {
         None
     }
     /// Spawns a saved entity for each of `ids`, in order, each with its value where it has one
-    /// (taken: [`Pending::apply`] does not insert it again); returns them in the order of
-    /// `ids`. One archetype move fewer for each entity than a spawn and an insert.
+    /// (the last, where a column holds an id twice, as [`Pending::apply`] would leave it; taken:
+    /// `apply` puts in no value for these ids); returns them in the order of `ids`. One
+    /// archetype move fewer for each entity than a spawn and an insert.
     fn spawn_with(&mut self, world: &mut World, ids: &[SaveId]) -> Vec<Entity> {
         spawn_saved(world, ids)
     }

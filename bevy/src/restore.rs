@@ -64,6 +64,18 @@ fn check_ids<'a>(id: &str, ids: impl IntoIterator<Item = &'a u32>) -> Result<(),
     }
 }
 
+/// Refuses, as malformed memento `id`, a next id above one past [`SaveId::MAX`] (every save
+/// that gave an id after such a load would fail with `IdsExhausted`).
+fn check_next(id: &str, next: u32) -> Result<(), SaveError> {
+    if next > SaveId::MAX + 1 {
+        return Err(SaveError::Malformed {
+            id: id.to_owned(),
+            reason: format!("the next id, {next}, is above the largest, {}", SaveId::MAX),
+        });
+    }
+    Ok(())
+}
+
 /// The entity records deltas of the older layout left (one memento each), by id, ascending.
 fn older_records(snapshot: &Snapshot) -> Result<Vec<(u32, EntityRecord)>, SaveError> {
     let prefix = format!("{RECORD_PREFIX}/");
@@ -169,6 +181,7 @@ struct Plan {
 fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
     let base: EntitiesMemento = decode_own(snapshot, ENTITIES_ID, "the entity list")?;
     check_ids(ENTITIES_ID, &base.ids)?;
+    check_next(ENTITIES_ID, base.next)?;
     let hierarchy: HierarchyMemento = if snapshot.contains(HIERARCHY_ID) {
         decode_own(snapshot, HIERARCHY_ID, "the hierarchy")?
     } else {
@@ -186,6 +199,7 @@ fn plan(snapshot: &Snapshot) -> Result<Plan, SaveError> {
     let (records, rewritten) = records(snapshot)?;
     let next = if snapshot.contains(NEXT_ID) {
         let delta: NextMemento = decode_own(snapshot, NEXT_ID, "the next id")?;
+        check_next(NEXT_ID, delta.next)?;
         base.next.max(delta.next)
     } else {
         base.next
@@ -390,7 +404,8 @@ fn despawn(world: &mut World, doomed: &[Entity]) -> usize {
 }
 
 /// Spawns the saved ids no entity carries, ordered by the set of registered components each
-/// will get; returns how many.
+/// will get, each with the values of one registered component in the spawn (see
+/// [`Pending::spawn_with`]); returns how many.
 fn spawn(
     world: &mut World,
     plan: &Plan,
@@ -421,8 +436,8 @@ fn spawn(
     }
     // Every id is one an entity can carry (`check_ids`).
     let ids: Vec<SaveId> = missing.iter().filter_map(|id| SaveId::new(*id)).collect();
-    // The registered component most of them have, of those without entity references (mapped
-    // once every entity is spawned), comes with the spawn.
+    // The registered component with the most values, of those none of whose values holds an
+    // entity reference (mapped once every entity is spawned), comes with the spawn.
     let first = components
         .iter_mut()
         .enumerate()

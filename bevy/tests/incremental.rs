@@ -364,6 +364,20 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
         parent: Option<u32>,
         position: Option<u32>,
     }
+    #[derive(Serialize)]
+    struct Entities {
+        ids: Vec<u32>,
+        next: u32,
+    }
+    #[derive(Serialize)]
+    struct Next {
+        next: u32,
+    }
+    let saved_record = || Record {
+        saved: true,
+        parent: None,
+        position: None,
+    };
     type Forge = Box<dyn Fn(&mut savegame::Snapshot) -> savegame::Result<()>>;
     /// Writes `memento` under `id` into the forged delta.
     fn forge<M: Serialize + 'static>(id: &'static str, memento: M) -> (&'static str, Forge) {
@@ -400,13 +414,28 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
             "bevy/entities+1",
             Records {
                 ids: vec![u32::MAX - 1],
-                records: vec![Record {
-                    saved: true,
-                    parent: None,
-                    position: None,
-                }],
+                records: vec![saved_record()],
             },
         ),
+        // The same in the full save's list (a delta's memento of that id replaces it), and in
+        // a record of the older layout (one memento per entity, the id in its name).
+        forge(
+            "bevy/entities",
+            Entities {
+                ids: vec![1, u32::MAX - 1],
+                next: 2,
+            },
+        ),
+        forge("bevy/entity/4294967294", saved_record()),
+        // A next id above the largest: every save after the load would fail for want of ids.
+        forge(
+            "bevy/entities",
+            Entities {
+                ids: vec![1],
+                next: u32::MAX,
+            },
+        ),
+        forge("bevy/next", Next { next: u32::MAX }),
     ];
     for (id, forge) in cases {
         let dir = tempfile::tempdir().unwrap();
@@ -441,6 +470,42 @@ fn a_delta_with_malformed_rows_fails_the_load_and_changes_nothing() {
         );
         assert_eq!(observe(fresh.world_mut()), before, "{id}");
     }
+}
+
+/// A column that holds an id twice (a hand-made or damaged plain file) loads that id's last
+/// value, into an entity the load spawns as into one it keeps.
+#[test]
+fn a_column_holding_an_id_twice_loads_its_last_value() {
+    #[derive(Serialize)]
+    struct Column {
+        entities: Vec<u32>,
+        values: Vec<Position>,
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    for id in [1, 2] {
+        let id = SaveId::new(id).unwrap();
+        let position = Position { x: 0.0, y: 0.0 };
+        app.world_mut().spawn((Saveable, id, position));
+    }
+    save_incremental(&mut app);
+    let manager = app
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager();
+    let (first, last) = (Position { x: 1.0, y: 1.0 }, Position { x: 2.0, y: 2.0 });
+    let column = Column {
+        entities: vec![1, 2, 1],
+        values: vec![first, last, last],
+    };
+    let mut forged = manager.snapshot();
+    forged
+        .capture_memento("component/Position", &column)
+        .unwrap();
+    manager.save_incremental(SLOT, &forged).unwrap();
+    assert_eq!(loaded(dir.path())[&1].position, Some(last), "spawned");
+    load_slot(&mut app, SLOT);
+    assert_eq!(observe(app.world_mut())[&1].position, Some(last), "kept");
 }
 
 /// An entity despawned and spawned again under the game's own `SaveId` between two saves is

@@ -56,8 +56,16 @@ fn keep_next_above(world: &mut World, top: Option<u32>) {
     }
 }
 
-/// Gives ids to `entities`, in order, from the next free one; returns them with their ids.
+/// Gives ids to `entities`, in order, from the next free one; returns them with their ids. The
+/// next free one is above every id an unsaved entity holds too (the game's own, on an entity no
+/// save has seen yet, which a saved child may link to later).
 fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>, SaveError> {
+    if entities.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut unsaved = world.query_filtered::<&SaveId, (Without<Saveable>, AnyEntity)>();
+    let top = unsaved.iter(world).map(|id| id.get()).max();
+    keep_next_above(world, top);
     let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
     let mut given = Vec::with_capacity(entities.len());
     for entity in entities {

@@ -35,7 +35,8 @@ pub(crate) type SavedEntity = (With<Saveable>, AnyEntity);
 /// or the unsaved root its saved entities hang from, so that a load in a new session finds
 /// them again); ids it gives must be unique and below [`SaveId::MAX`]. The plugin gives out
 /// only ids above every id it has seen on a saved entity or on a saved entity's parent, in a
-/// save or a load, so it never gives one the game gave.
+/// save or a load, and above every id an unsaved entity holds when it gives them, so it never
+/// gives one the game gave.
 ///
 /// An id cannot be changed in place (the component is immutable). To give an entity another
 /// id, insert the new one; or remove it, and the next save gives one. The next incremental

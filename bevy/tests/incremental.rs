@@ -692,8 +692,9 @@ fn a_load_despawns_saved_entities_without_an_id() {
     assert_same(&loaded(dir.path()), &expected, "after the load and a delta");
 }
 
-/// An id the game gave itself, to an entity saved since the last save or to the unsaved parent
-/// of a saved one, is never given by the plugin to another entity, in a delta or in a full save.
+/// An id the game gave itself, to an entity saved since the last save, to the unsaved parent
+/// of a saved one, or to an unsaved entity no save has seen (a saved child may link to it
+/// later), is never given by the plugin to another entity, in a delta or in a full save.
 #[test]
 fn an_id_the_game_gave_itself_is_never_given_again() {
     let ids = |app: &mut bevy_app::App| unique_ids(app.world_mut(), "the ids");
@@ -738,6 +739,29 @@ fn an_id_the_game_gave_itself_is_never_given_again() {
     settle(&mut app);
     assert!(drain::<SaveFailed>(&mut app).is_empty());
     assert_eq!(ids(&mut app), [1, 2, 3]);
+
+    // An unsaved entity with the game's id, no saved child: in a full save, then a delta.
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    let world = app.world_mut();
+    world.spawn(SaveId::new(1).unwrap());
+    world.spawn((Saveable, Position { x: 1.0, y: 1.0 }));
+    world.spawn((Saveable, Position { x: 2.0, y: 2.0 }));
+    save_incremental(&mut app);
+    assert_eq!(
+        ids(&mut app),
+        [1, 2, 3],
+        "given above the unsaved entity's 1"
+    );
+    let world = app.world_mut();
+    world.spawn(SaveId::new(5).unwrap());
+    world.spawn((Saveable, Position { x: 3.0, y: 3.0 }));
+    delta_of(&save_incremental(&mut app));
+    assert_eq!(
+        ids(&mut app),
+        [1, 2, 3, 5, 6],
+        "given above the unsaved entity's 5"
+    );
 }
 
 /// A delta writes no loss for an entity saved for the first time (it was never saved, so it

@@ -3,12 +3,14 @@
 //! (spawns with links and references to entities spawned in the same round, despawns, moves,
 //! components removed and put back, `Saveable` taken off and put back, reparenting, children
 //! reordered, a resource, roots spawned with ids the game gives them (now and then a despawned
-//! entity's), saved entities given new ids, their ids taken away or swapped between two,
-//! entities disabled and enabled, the score resource dropped and started again), then saves
-//! the slot (a delta, now and then a full save, sometimes two deltas in a frame), and now and then loads
-//! the slot in place or compacts its journal. A second test saves two slots in turn and loads
-//! one or the other between saves (a load takes back the entities the game stopped saving
-//! whose ids it has). Seeds are fixed, so a failure names its seed and round.
+//! entity's), unsaved anchors with the game's ids that saved leaves hang from (despawned, or
+//! given other ids or none), saved entities given new ids, their ids taken away or swapped
+//! between two, entities disabled and enabled, the score resource dropped and started again),
+//! then saves the slot (a delta, now and then a full save, sometimes two deltas in a frame),
+//! and now and then loads the slot in place or compacts its journal. A second test saves two
+//! slots in turn and loads one or the other between saves (a load takes back the entities the
+//! game stopped saving whose ids it has). Seeds are fixed, so a failure names its seed and
+//! round.
 
 mod common;
 
@@ -35,10 +37,18 @@ fn chance(rng: &mut Rng, percent: u64) -> bool {
 struct Root;
 #[derive(Component)]
 struct Leaf;
+/// An unsaved parent with an id of the game's (a level's node, say): saved children link to it
+/// by its id, and a new app that loads the slot has one of its own with the same id.
+#[derive(Component)]
+struct Anchor;
 
-/// The world a new app loads from `slot`, and its score.
-fn loaded(dir: &std::path::Path, slot: SlotId) -> (BTreeMap<u32, Observed>, u64) {
+/// The world a new app loads from `slot`, with an unsaved anchor for each of `anchors` (ids)
+/// spawned first, and its score.
+fn loaded(dir: &std::path::Path, slot: SlotId, anchors: &[u32]) -> (BTreeMap<u32, Observed>, u64) {
     let mut app = app(dir);
+    for id in anchors {
+        app.world_mut().spawn((Anchor, SaveId::new(*id).unwrap()));
+    }
     load_in_place(&mut app, slot, "a new app");
     let score = app
         .world()
@@ -130,7 +140,7 @@ fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
     for _ in 0..=below(rng, 6) {
-        match below(rng, 15) {
+        match below(rng, 16) {
             0 => {
                 let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
@@ -294,6 +304,42 @@ fn play(world: &mut World, rng: &mut Rng) {
                     }
                 }
             }
+            14 => {
+                // An unsaved anchor with an id of the game's adopts a saved leaf; or one is
+                // despawned (its saved children with it), or given another id, or none.
+                let mut anchors: Vec<Entity> = world
+                    .query_filtered::<Entity, (With<Anchor>, Allow<Disabled>)>()
+                    .iter(world)
+                    .collect();
+                anchors.sort();
+                let which = below(rng, 10);
+                if anchors.is_empty() || which < 5 {
+                    let id = game_id(world, rng);
+                    let anchor = match anchors.first() {
+                        Some(a) if which == 0 => *a,
+                        _ => world.spawn((Anchor, id)).id(),
+                    };
+                    if let Some(leaf) = pick::<Leaf>(world, rng)
+                        && world.get::<SaveId>(anchor).is_some()
+                    {
+                        adopt(world, rng, anchor, leaf);
+                    }
+                } else {
+                    let anchor = anchors[below(rng, anchors.len())];
+                    match which {
+                        5..=7 => {
+                            world.despawn(anchor);
+                        }
+                        8 => {
+                            let id = game_id(world, rng);
+                            world.entity_mut(anchor).insert(id);
+                        }
+                        _ => {
+                            world.entity_mut(anchor).remove::<SaveId>();
+                        }
+                    }
+                }
+            }
             // The score goes up; now and then the game drops it, or starts it again.
             _ => match world.get_resource_mut::<Score>() {
                 Some(_) if chance(rng, 8) => {
@@ -334,7 +380,13 @@ fn saved(
     let mut ids = app.world_mut().get_resource_or_insert_with(|| GameIds(0));
     ids.0 = ids.0.max(top);
     let expected = observe(app.world_mut());
-    let (got, score) = loaded(dir, slot);
+    let anchors: Vec<u32> = app
+        .world_mut()
+        .query_filtered::<&SaveId, (With<Anchor>, Allow<Disabled>)>()
+        .iter(app.world())
+        .map(|id| id.get())
+        .collect();
+    let (got, score) = loaded(dir, slot, &anchors);
     let live = app
         .world()
         .get_resource::<Score>()

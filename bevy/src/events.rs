@@ -216,11 +216,6 @@ impl SaveCommand {
         let follow = slot.filter(|_| incremental || mark.is_some());
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
-        // The number the slot's next delta takes: 1 after a full save.
-        let mut next_delta = 1;
-        // A delta's removals join the ids the slot may hold in references only; a full save
-        // holds none (`None`).
-        let mut removed: Option<Vec<u32>> = None;
         // Changes a delta cannot say make the save a full one.
         let mark = mark.filter(|mark| incremental && !needs_full_save(world, *mark));
         // A delta's copy, or the metadata for a full save.
@@ -233,8 +228,14 @@ impl SaveCommand {
         };
         let handle = match delta {
             Ok((slot, mark, copy)) => {
-                next_delta = mark.delta.saturating_add(1);
-                removed = Some(copy.removed().to_vec());
+                // The slot's next delta takes the next number; this one's removals join the
+                // ids the slot may hold in references only.
+                world.resource_mut::<Incremental>().mark(
+                    slot,
+                    now,
+                    mark.delta.saturating_add(1),
+                    Unheld::Add(copy.removed()),
+                );
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
                     let _ = told.set(found);
@@ -245,6 +246,13 @@ impl SaveCommand {
             }
             Err(metadata) => {
                 let copy = copy_full(world, metadata)?;
+                // A full save: the next delta is number 1, and no id is held in references
+                // only.
+                if let Some(slot) = follow {
+                    world
+                        .resource_mut::<Incremental>()
+                        .mark(slot, now, 1, Unheld::None);
+                }
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
                     let _ = told.set(found);
@@ -257,14 +265,6 @@ impl SaveCommand {
                 })
             }
         };
-        if let Some(slot) = follow {
-            world.resource_mut::<Incremental>().mark(
-                slot,
-                now,
-                next_delta,
-                removed.as_deref().map_or(Unheld::None, Unheld::Add),
-            );
-        }
         // Changes made after this, in this frame, are newer than the mark.
         world.increment_change_tick();
         world.resource_mut::<SaveManager>().push(PendingSave {

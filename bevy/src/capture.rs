@@ -7,7 +7,8 @@
 //! are not mapped yet), one per saved child for its parent, each parent's list of children
 //! copied, and a clone of each registered resource. No hash map, no sorting, no serde: the
 //! worker builds the map from entities to ids, sorts, maps references and serializes. A delta:
-//! one pass per registered component over its change ticks, cloning each changed value as it
+//! one pass per registered component over its change ticks (a table at a time, in blocks of
+//! rows: [`ticks`](crate::ticks)), cloning each changed value as it
 //! passes (its references mapped, by looking their targets up); one pass over `Saveable`'s and
 //! `ChildOf`'s ticks together, and one over `Children`'s, for the entities whose record it writes
 //! (newly saved, or moved in the hierarchy: each looked up for its parent and place), and the
@@ -15,11 +16,10 @@
 
 use std::ops::Range;
 
-use bevy_ecs::change_detection::DetectChanges;
-use bevy_ecs::change_detection::Tick;
+use bevy_ecs::change_detection::{ContiguousRef, DetectChanges, Tick};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Changed, Has, Or, Without};
+use bevy_ecs::query::{Has, Without};
 use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, SlotId, Snapshot};
@@ -32,6 +32,7 @@ use crate::layout::{
     NextMemento, RecordsMemento, delta_id,
 };
 use crate::manager::{Counts, SaveManager};
+use crate::ticks;
 use crate::tracking::{Incremental, Left, Mark};
 
 /// An empty snapshot in the manager's codec, with `metadata`.
@@ -366,20 +367,55 @@ pub(crate) fn copy_delta(
     // hierarchy changed. One pass over the saved entities' ticks of `Saveable` and `ChildOf`.
     let mut moved: Vec<Entity> = Vec::new();
     world.last_change_tick_scope(since, |world| {
-        let mut query = world.query_filtered::<(Entity, Ref<Saveable>), (
-            SavedEntity,
-            Or<(Changed<Saveable>, Changed<ChildOf>)>,
-        )>();
-        for (entity, saveable) in query.iter(world) {
-            if saveable.is_changed() {
-                whole.push(entity);
+        let mut query = ticks::saved::<(Entity, Ref<Saveable>, Option<Ref<ChildOf>>)>(world);
+        match query.contiguous_iter(world) {
+            Ok(tables) => {
+                for (entities, saveable, link) in tables {
+                    let (_, saveable) = ContiguousRef::split(saveable);
+                    let (since, now) = (saveable.last_run(), saveable.this_run());
+                    for row in ticks::changed_rows(saveable.changed(), since, now) {
+                        whole.extend(entities.get(row));
+                    }
+                    if let Some(link) = link {
+                        let (_, link) = ContiguousRef::split(link);
+                        for row in ticks::changed_rows(link.changed(), since, now) {
+                            moved.extend(entities.get(row));
+                        }
+                    }
+                }
             }
-            moved.push(entity);
+            // A game's disabling component in a sparse set: row by row.
+            Err(_) => {
+                for (entity, saveable, link) in query.iter(world) {
+                    if saveable.is_changed() {
+                        whole.push(entity);
+                    } else if link.is_some_and(|link| link.is_changed()) {
+                        moved.push(entity);
+                    }
+                }
+            }
         }
         // A parent whose children were reordered: each saved child's place changed.
-        let mut query = world.query_filtered::<&Children, (Changed<Children>, AnyEntity)>();
-        for list in query.iter(world) {
-            moved.extend_from_slice(list);
+        let mut query = ticks::any::<Ref<Children>>(world);
+        match query.contiguous_iter(world) {
+            Ok(tables) => {
+                for lists in tables {
+                    let (lists, changes) = ContiguousRef::split(lists);
+                    let (since, now) = (changes.last_run(), changes.this_run());
+                    for row in ticks::changed_rows(changes.changed(), since, now) {
+                        if let Some(list) = lists.get(row) {
+                            moved.extend_from_slice(list);
+                        }
+                    }
+                }
+            }
+            Err(_) => {
+                for list in query.iter(world) {
+                    if list.is_changed() {
+                        moved.extend_from_slice(&list);
+                    }
+                }
+            }
         }
     });
     // What left saved entities since the mark: the entity itself, its parent, its id, or one

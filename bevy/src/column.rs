@@ -10,12 +10,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use bevy_ecs::change_detection::Tick;
+use bevy_ecs::change_detection::{ContiguousRef, DetectChanges, Tick};
 use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityMapper};
-use bevy_ecs::query::Changed;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::world::World;
+use bevy_ecs::world::{Ref, World};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +25,7 @@ use crate::ids::{
     spawn_saved,
 };
 use crate::layout::{DELTA_MARK, Rewritten, delta_id};
+use crate::ticks;
 use savegame::{MementoTypes, Snapshot};
 
 /// A component's memento in a full save: the ids of the entities that have it (not sorted), and
@@ -154,23 +154,42 @@ impl<T: Component + Clone> Copied<T> {
         unsaved: &mut usize,
     ) -> Self {
         let mut copied = world.last_change_tick_scope(since, |world| {
+            let mut query = ticks::saved::<(Entity, &SaveId, Ref<T>)>(world);
             let world: &World = world;
             let mut copied = Copied::empty();
-            let Some(mut query) =
-                world.try_query_filtered::<(Entity, &SaveId, &T), (SavedEntity, Changed<T>)>()
-            else {
-                return copied;
-            };
             let mut mapper = WorldMapper { world, unsaved: 0 };
-            for (entity, id, value) in query.iter(world) {
+            let mut take = |entity: Entity, id: &SaveId, value: &T| {
                 if whole.binary_search_by_key(&entity, |(e, _)| *e).is_ok() {
-                    continue;
+                    return;
                 }
                 let mut value = value.clone();
                 T::map_entities(&mut value, &mut mapper);
                 copied.ids.push(id.get());
                 copied.entities.push(entity);
                 copied.values.push(value);
+            };
+            match query.contiguous_iter(world) {
+                Ok(tables) => {
+                    for (entities, ids, values) in tables {
+                        let (values, ticks) = ContiguousRef::split(values);
+                        let since = ticks.last_run();
+                        for row in ticks::changed_rows(ticks.changed(), since, ticks.this_run()) {
+                            if let (Some(entity), Some(id), Some(value)) =
+                                (entities.get(row), ids.get(row), values.get(row))
+                            {
+                                take(*entity, id, value);
+                            }
+                        }
+                    }
+                }
+                // `T` in a sparse set: row by row.
+                Err(_) => {
+                    for (entity, id, value) in query.iter(world) {
+                        if value.is_changed() {
+                            take(entity, id, &value);
+                        }
+                    }
+                }
             }
             *unsaved += mapper.unsaved;
             copied

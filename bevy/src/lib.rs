@@ -111,6 +111,7 @@ mod reflect;
 mod registry;
 mod restore;
 mod schema;
+mod ticks;
 mod tracking;
 mod watch;
 

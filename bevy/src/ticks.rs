@@ -1,0 +1,126 @@
+//! Which rows changed since a save, a table at a time.
+//!
+//! Bevy keeps a change tick per row, so finding what changed is a pass over every row of the
+//! component, however few changed. A `Changed<T>` query makes that pass one row at a time,
+//! through the query's cursor: about 0.7 ns a row here, so 70 µs for each registered component
+//! of a 100,000-entity world, in the frame of every delta. [`changed_rows`] reads the table's
+//! ticks as one slice (Bevy's contiguous queries), `LANES` rows at a time with no branch per
+//! row, which the compiler turns into vector compares, and looks at the rows of a block only if
+//! one of them changed.
+//!
+//! Contiguous queries need every component they read in tables (not sparse sets), and a filter
+//! made of `With`s: [`saved`] and [`any`] build the plugin's two filters that way. A query over
+//! a sparse set component iterates row by row instead ([`Tables::Rows`]), with the same
+//! answers.
+
+use bevy_ecs::change_detection::Tick;
+use bevy_ecs::entity_disabling::Disabled;
+use bevy_ecs::query::{Allow, QueryBuilder, QueryData, QueryState};
+use bevy_ecs::world::World;
+
+use crate::ids::Saveable;
+
+/// Rows per block: a block none of whose rows changed costs its compares alone.
+const LANES: usize = 64;
+
+/// Whether a value whose change tick is `tick` changed since `since`, the world's tick being
+/// `now`: Bevy's `Tick::is_newer_than`, as a compare of two distances back from `now`. (Bevy
+/// clamps both distances to its maximum change age; `since`'s is at most that age, so the
+/// clamp of `tick`'s cannot change the answer.)
+#[inline]
+fn newer(tick: Tick, since: u32, now: u32) -> bool {
+    now.wrapping_sub(tick.get()) < since
+}
+
+/// The rows of `ticks` (a table's change ticks of one component) whose value changed since
+/// `since`, the world's tick being `now`, in order.
+pub(crate) fn changed_rows(ticks: &[Tick], since: Tick, now: Tick) -> impl Iterator<Item = usize> {
+    let (now, since) = (now.get(), since_distance(since, now));
+    ticks
+        .chunks(LANES)
+        .enumerate()
+        // No early exit, so that the block compiles to vector compares.
+        .filter(move |(_, block)| {
+            block
+                .iter()
+                .fold(false, |any, t| any | newer(*t, since, now))
+        })
+        .flat_map(move |(b, block)| {
+            block
+                .iter()
+                .enumerate()
+                .filter(move |(_, t)| newer(**t, since, now))
+                .map(move |(row, _)| b * LANES + row)
+        })
+}
+
+/// How far back from `now` `since` is, clamped as Bevy clamps it.
+fn since_distance(since: Tick, now: Tick) -> u32 {
+    now.get()
+        .wrapping_sub(since.get())
+        .min(bevy_ecs::change_detection::MAX_CHANGE_AGE)
+}
+
+/// A query of `D` over the saved entities (with [`Saveable`], disabled ones too), with a filter
+/// contiguous queries accept.
+pub(crate) fn saved<D: QueryData>(world: &mut World) -> QueryState<D> {
+    QueryBuilder::<D>::new(world)
+        .with::<Saveable>()
+        .filter::<Allow<Disabled>>()
+        .build()
+}
+
+/// A query of `D` over every entity, disabled ones too, with a filter contiguous queries
+/// accept.
+pub(crate) fn any<D: QueryData>(world: &mut World) -> QueryState<D> {
+    QueryBuilder::<D>::new(world)
+        .filter::<Allow<Disabled>>()
+        .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rows `is_newer_than` finds, one at a time.
+    fn slow(ticks: &[Tick], since: Tick, now: Tick) -> Vec<usize> {
+        (0..ticks.len())
+            .filter(|row| ticks[*row].is_newer_than(since, now))
+            .collect()
+    }
+
+    #[test]
+    fn the_blocks_find_the_rows_is_newer_than_finds() {
+        let max = bevy_ecs::change_detection::MAX_CHANGE_AGE;
+        // Ticks around `since` and `now`, across the wrap of u32, and older than the maximum age.
+        for (since, now) in [
+            (10u32, 20u32),
+            (0, 5),
+            (u32::MAX - 3, 4),
+            (u32::MAX, u32::MAX),
+            (7, 7u32.wrapping_add(max)),
+            (7, 7u32.wrapping_add(max).wrapping_add(9)),
+            (3, 2),
+        ] {
+            let mut ticks = Vec::new();
+            for k in 0..300u32 {
+                let around = [since, now][(k % 2) as usize];
+                let offset = (k / 2) % 7;
+                ticks.push(Tick::new(around.wrapping_add(offset).wrapping_sub(3)));
+                if k % 50 == 0 {
+                    ticks.push(Tick::new(now.wrapping_sub(max).wrapping_sub(k)));
+                }
+            }
+            // Long runs of old rows too, so that whole blocks are skipped.
+            ticks.extend(std::iter::repeat_n(Tick::new(since.wrapping_sub(1)), 200));
+            ticks.push(Tick::new(now));
+            let (since, now) = (Tick::new(since), Tick::new(now));
+            let fast: Vec<usize> = changed_rows(&ticks, since, now).collect();
+            assert_eq!(
+                fast,
+                slow(&ticks, since, now),
+                "since {since:?}, now {now:?}"
+            );
+        }
+    }
+}

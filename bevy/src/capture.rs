@@ -4,15 +4,19 @@
 //!
 //! **What the frame pays.** A full save: one pass over the saved entities for their ids (new
 //! ones get theirs), one pass per registered component to clone its values (entity references
-//! are not mapped yet), one per saved child for its parent, each parent's list of children
-//! copied, and a clone of each registered resource. No hash map, no sorting, no serde: the
-//! worker builds the map from entities to ids, sorts, maps references and serializes. A delta:
-//! one pass per registered component over its change ticks (a table at a time, in blocks of
-//! rows: [`ticks`](crate::ticks)), cloning each changed value as it
-//! passes (its references mapped, by looking their targets up); one pass over `Saveable`'s and
-//! `ChildOf`'s ticks together, and one over `Children`'s, for the entities whose record it writes
-//! (newly saved, or moved in the hierarchy: each looked up for its parent and place), and the
-//! newly saved entities' every value. An entity whose values alone changed costs only them.
+//! are not mapped yet), one over the saved children's links marking their parents in a set of
+//! entity indices, one over the entities with children copying the marked ones' lists, and a
+//! clone of each registered resource. Each pass reads a table at a time where the query allows
+//! it (Bevy's contiguous queries: a column of `Copy` values is copied as one slice), and every
+//! vector is sized before it is filled (a large vector's growth is fresh pages, each a fault).
+//! No hash map, no sorting, no serde: the worker builds the map from entities to ids, sorts,
+//! maps references and serializes. A delta: one pass per registered component over its change
+//! ticks (a table at a time, in blocks of rows: [`ticks`](crate::ticks)), cloning each changed
+//! value as it passes (its references mapped, by looking their targets up); one pass over
+//! `Saveable`'s and `ChildOf`'s ticks together, and one over `Children`'s, for the entities
+//! whose record it writes (newly saved, or moved in the hierarchy: each looked up for its
+//! parent and place), and the newly saved entities' every value. An entity whose values alone
+//! changed costs only them.
 
 use std::ops::Range;
 
@@ -113,14 +117,25 @@ pub(crate) struct FullCopy {
 /// Copies what a full save of the world needs (see the module's docs for the cost).
 pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCopy, SaveError> {
     let snapshot = template(world, metadata)?;
-    let mut query = world.query_filtered::<(Entity, &SaveId), SavedEntity>();
-    let iter = query.iter(world);
+    let mut query = ticks::saved::<(Entity, &SaveId)>(world);
     // The filters are archetypal, so the upper bound is the count: the vector never grows.
-    let mut entities: Vec<(Entity, u32)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
+    let count = query.iter(world).size_hint().1.unwrap_or(0);
+    let mut entities: Vec<(Entity, u32)> = Vec::with_capacity(count);
     let mut top = None;
-    for (entity, id) in iter {
-        top = top.max(Some(id.get()));
-        entities.push((entity, id.get()));
+    match query.contiguous_iter(world) {
+        Ok(tables) => {
+            for (these, ids) in tables {
+                top = top.max(ids.iter().map(|id| id.get()).max());
+                entities.extend(these.iter().zip(ids).map(|(e, id)| (*e, id.get())));
+            }
+        }
+        // A game's disabling component in a sparse set: row by row.
+        Err(_) => {
+            for (entity, id) in query.iter(world) {
+                top = top.max(Some(id.get()));
+                entities.push((entity, id.get()));
+            }
+        }
     }
     let (parents, children) = copy_parents(world, &mut entities, top)?;
     let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
@@ -159,28 +174,45 @@ fn copy_parents(
     entities: &mut Vec<(Entity, u32)>,
     mut top: Option<u32>,
 ) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
-    let mut query = world.query_filtered::<&ChildOf, SavedEntity>();
-    let mut parents: Vec<Entity> = Vec::new();
-    for link in query.iter(world) {
-        // Siblings are often next to each other: most repeats go here.
-        if parents.last() != Some(&link.parent()) {
-            parents.push(link.parent());
+    let mut query = ticks::saved::<&ChildOf>(world);
+    // Each saved child's list holds it: the lists hold at least this many children (reserved,
+    // so that the vector rarely grows: each growth of a large vector is fresh pages).
+    let saved_children = query.iter(world).size_hint().1.unwrap_or(0);
+    // The saved children's parents, as a set of entity indices (a parent is alive, so its
+    // index is its own). Siblings are spread over tables by what else they have, so a list of
+    // parents would hold each about once per child, to sort.
+    let mut marked: Vec<u64> = Vec::new();
+    let mut mark = |link: &ChildOf| {
+        let index = link.parent().index_u32() as usize;
+        if marked.len() <= index / 64 {
+            marked.resize(index / 64 + 1, 0);
         }
+        if let Some(word) = marked.get_mut(index / 64) {
+            *word |= 1 << (index % 64);
+        }
+    };
+    match query.contiguous_iter(world) {
+        Ok(tables) => tables.flatten().for_each(&mut mark),
+        // A game's disabling component in a sparse set: row by row.
+        Err(_) => query.iter(world).for_each(mark),
     }
-    parents.sort_unstable();
-    parents.dedup();
-    let mut copies = Vec::with_capacity(parents.len());
-    let mut children = Vec::new();
+    let marked = |parent: Entity| {
+        let index = parent.index_u32() as usize;
+        marked
+            .get(index / 64)
+            .is_some_and(|word| word >> (index % 64) & 1 == 1)
+    };
+    // Their lists, a table at a time (in order: a lookup of each parent was a few cache
+    // misses, and half the frame of a full save of 100,000 entities with 10,000 parents).
+    let mut copies = Vec::new();
+    let mut children = Vec::with_capacity(saved_children);
     let mut without = Vec::new();
-    let mut lists = world.query_filtered::<(Option<&Children>, Option<&SaveId>), AnyEntity>();
-    for parent in parents {
-        let Ok((list, id)) = lists.get(world, parent) else {
-            continue;
-        };
-        let start = children.len();
-        if let Some(list) = list {
-            children.extend_from_slice(list);
+    let mut copy = |parent: Entity, list: &Children, id: Option<&SaveId>| {
+        if !marked(parent) {
+            return;
         }
+        let start = children.len();
+        children.extend_from_slice(list);
         let range = start..children.len();
         match id {
             Some(id) => {
@@ -192,7 +224,24 @@ fn copy_parents(
             }
             None => without.push((parent, range)),
         }
+    };
+    let mut lists = ticks::any::<(Entity, &Children, Option<&SaveId>)>(world);
+    match lists.contiguous_iter(world) {
+        Ok(tables) => {
+            for (parents, lists, ids) in tables {
+                for (row, (parent, list)) in parents.iter().zip(lists).enumerate() {
+                    copy(*parent, list, ids.and_then(|ids| ids.get(row)));
+                }
+            }
+        }
+        Err(_) => {
+            for (parent, list, id) in lists.iter(world) {
+                copy(parent, list, id);
+            }
+        }
     }
+    // Ids are given to the parents without one in the order of their entities.
+    without.sort_unstable_by_key(|(parent, _)| *parent);
     keep_next_above(world, top);
     let fresh = without_ids(world);
     if !fresh.is_empty() {

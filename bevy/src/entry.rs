@@ -111,7 +111,7 @@ pub(crate) type RemoveFn = fn(&mut World, Entity);
 pub(crate) struct ComponentEntry {
     pub(crate) info: Info,
     /// Copies every saved entity's value (for a full save).
-    pub(crate) copy_all: fn(&World) -> Box<dyn Column>,
+    pub(crate) copy_all: fn(&mut World) -> Box<dyn Column>,
     /// Copies a delta's rows, references mapped: the values added or changed since the tick
     /// (up to the world's change tick), and every value of the entities given (which it
     /// writes whole), with the ids of the entities that lost the component (given, and the

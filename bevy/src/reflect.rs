@@ -56,7 +56,7 @@ fn registry_of(world: &World) -> AppTypeRegistry {
         .unwrap_or_default()
 }
 
-fn copy_all<T: Component + Reflect + Clone>(world: &World) -> Box<dyn Column> {
+fn copy_all<T: Component + Reflect + Clone>(world: &mut World) -> Box<dyn Column> {
     let registry = registry_of(world);
     let copied = Copied::<T>::all(world);
     Box::new(ReflectCopied { copied, registry })

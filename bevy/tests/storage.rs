@@ -1,7 +1,8 @@
-//! A delta finds what changed the same way whatever the storage: it reads a table's change
-//! ticks a table at a time, and a query that cannot (a registered component in a sparse set,
-//! or a game's disabling component in one) row by row. Each way, a new app loads the world
-//! the game has, and a delta writes only the entities that changed.
+//! A save reads the world the same way whatever the storage: a full save copies a table at a
+//! time and a delta reads a table's change ticks a table at a time, and a query that cannot (a
+//! registered component in a sparse set, or a game's disabling component in one) reads row by
+//! row. Each way, a new app loads the world the game has, and a delta writes only the entities
+//! that changed.
 
 mod common;
 

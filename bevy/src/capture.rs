@@ -7,8 +7,9 @@
 //! are not mapped yet), one over the saved children's links marking their parents in a set of
 //! entity indices, one over the entities with children copying the marked ones' lists, and a
 //! clone of each registered resource. Each pass reads a table at a time where the query allows
-//! it (Bevy's contiguous queries: a column of `Copy` values is copied as one slice), and every
-//! vector is sized before it is filled (a large vector's growth is fresh pages, each a fault).
+//! it (Bevy's contiguous queries: a column of `Copy` values is copied as one slice), and the
+//! vectors as long as the world are sized before they are filled (a large vector's growth is
+//! fresh pages, each a fault).
 //! No hash map, no sorting, no serde: the worker builds the map from entities to ids, sorts,
 //! maps references and serializes. A delta: one pass per registered component over its change
 //! ticks (a table at a time, in blocks of rows: [`ticks`](crate::ticks)), cloning each changed
@@ -165,6 +166,53 @@ pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCop
     })
 }
 
+/// A set of parents, by entity index (a bit each), with each one's entity in the order it was
+/// first added.
+#[derive(Default)]
+struct Marked {
+    bits: Vec<u64>,
+    entities: Vec<Entity>,
+}
+
+impl Marked {
+    /// Adds `parent`, unless it is in.
+    fn add(&mut self, parent: Entity) {
+        let index = parent.index_u32() as usize;
+        if self.bits.len() <= index / 64 {
+            self.bits.resize(index / 64 + 1, 0);
+        }
+        if let Some(word) = self.bits.get_mut(index / 64)
+            && *word >> (index % 64) & 1 == 0
+        {
+            *word |= 1 << (index % 64);
+            self.entities.push(parent);
+        }
+    }
+
+    /// Whether `entity` is in (one added under its entity index, which a live entity has
+    /// alone); takes it out.
+    fn take(&mut self, entity: Entity) -> bool {
+        let index = entity.index_u32() as usize;
+        match self.bits.get_mut(index / 64) {
+            Some(word) if *word >> (index % 64) & 1 == 1 => {
+                *word &= !(1 << (index % 64));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The parents added and not taken since.
+    fn left(self) -> impl Iterator<Item = Entity> {
+        let Marked { bits, entities } = self;
+        entities.into_iter().filter(move |parent| {
+            let index = parent.index_u32() as usize;
+            bits.get(index / 64)
+                .is_some_and(|word| word >> (index % 64) & 1 == 1)
+        })
+    }
+}
+
 /// The parents of saved children, each with its id and its children copied. Ids are given
 /// once every id the saved entities (`top`, the highest) and the parents hold is seen, so that
 /// none given is one the game gave itself: first to the saved entities without one (added to
@@ -181,38 +229,23 @@ fn copy_parents(
     // The saved children's parents, as a set of entity indices (a parent is alive, so its
     // index is its own). Siblings are spread over tables by what else they have, so a list of
     // parents would hold each about once per child, to sort.
-    let mut marked: Vec<u64> = Vec::new();
-    let mut mark = |link: &ChildOf| {
-        let index = link.parent().index_u32() as usize;
-        if marked.len() <= index / 64 {
-            marked.resize(index / 64 + 1, 0);
-        }
-        if let Some(word) = marked.get_mut(index / 64) {
-            *word |= 1 << (index % 64);
-        }
-    };
+    let mut marked = Marked::default();
+    let mut mark = |link: &ChildOf| marked.add(link.parent());
     match query.contiguous_iter(world) {
         Ok(tables) => tables.flatten().for_each(&mut mark),
         // A game's disabling component in a sparse set: row by row.
         Err(_) => query.iter(world).for_each(mark),
     }
-    let marked = |parent: Entity| {
-        let index = parent.index_u32() as usize;
-        marked
-            .get(index / 64)
-            .is_some_and(|word| word >> (index % 64) & 1 == 1)
-    };
     // Their lists, a table at a time (in order: a lookup of each parent was a few cache
     // misses, and half the frame of a full save of 100,000 entities with 10,000 parents).
     let mut copies = Vec::new();
     let mut children = Vec::with_capacity(saved_children);
     let mut without = Vec::new();
-    let mut copy = |parent: Entity, list: &Children, id: Option<&SaveId>| {
-        if !marked(parent) {
-            return;
-        }
+    let mut copy = |parent: Entity, list: Option<&Children>, id: Option<&SaveId>| {
         let start = children.len();
-        children.extend_from_slice(list);
+        if let Some(list) = list {
+            children.extend_from_slice(list);
+        }
         let range = start..children.len();
         match id {
             Some(id) => {
@@ -230,14 +263,27 @@ fn copy_parents(
         Ok(tables) => {
             for (parents, lists, ids) in tables {
                 for (row, (parent, list)) in parents.iter().zip(lists).enumerate() {
-                    copy(*parent, list, ids.and_then(|ids| ids.get(row)));
+                    if marked.take(*parent) {
+                        copy(*parent, Some(list), ids.and_then(|ids| ids.get(row)));
+                    }
                 }
             }
         }
         Err(_) => {
             for (parent, list, id) in lists.iter(world) {
-                copy(parent, list, id);
+                if marked.take(parent) {
+                    copy(parent, Some(list), id);
+                }
             }
+        }
+    }
+    // Parents the pass did not meet: without a list (Bevy keeps one on every parent, unless
+    // its hooks were skipped), or gone, or hidden by a game's disabling component. Looked up
+    // one at a time, as every parent was.
+    let mut lookup = world.query_filtered::<(Option<&Children>, Option<&SaveId>), AnyEntity>();
+    for parent in marked.left() {
+        if let Ok((list, id)) = lookup.get(world, parent) {
+            copy(parent, list, id);
         }
     }
     // Ids are given to the parents without one in the order of their entities.

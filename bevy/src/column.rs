@@ -108,7 +108,7 @@ impl<T: Component + Clone> Copied<T> {
                     copied.values.extend_from_slice(values);
                 }
             }
-            // `T` in a sparse set: row by row.
+            // `T`, or a game's disabling component, in a sparse set: row by row.
             Err(_) => {
                 for (entity, id, value) in query.iter(world) {
                     copied.ids.push(id.get());
@@ -205,7 +205,7 @@ impl<T: Component + Clone> Copied<T> {
                         }
                     }
                 }
-                // `T` in a sparse set: row by row.
+                // `T`, or a game's disabling component, in a sparse set: row by row.
                 Err(_) => {
                     for (entity, id, value) in query.iter(world) {
                         if value.is_changed() {

@@ -161,4 +161,51 @@ mod tests {
             }
         }
     }
+
+    /// The plugin's queries read tables whole in a world as Bevy makes it, and with a game's
+    /// disabling component in a table; a sparse set component, or a disabling one, sends them
+    /// row by row (the tests hold both ways to the same answers).
+    #[test]
+    fn the_plugin_s_queries_read_tables_whole_unless_a_sparse_set_forbids_it() {
+        use bevy_ecs::component::Component;
+        use bevy_ecs::entity::Entity;
+        use bevy_ecs::hierarchy::{ChildOf, Children};
+        use bevy_ecs::world::Ref;
+
+        use crate::ids::SaveId;
+
+        #[derive(Component)]
+        struct InTable;
+        #[derive(Component)]
+        #[component(storage = "SparseSet")]
+        struct InSparseSet;
+        #[derive(Component)]
+        struct HiddenInTable;
+        #[derive(Component)]
+        #[component(storage = "SparseSet")]
+        struct HiddenInSparseSet;
+
+        let mut world = World::new();
+        let parent = world.spawn((Saveable, InTable)).id();
+        let id = SaveId::new(1).unwrap();
+        world.spawn((Saveable, id, InTable, InSparseSet, ChildOf(parent)));
+        fn whole<D: QueryData>(world: &mut World, query: fn(&mut World) -> QueryState<D>) -> bool
+        where
+            D::ReadOnly: bevy_ecs::query::ContiguousQueryData,
+        {
+            query(world).contiguous_iter(world).is_ok()
+        }
+        let columns = saved::<(Entity, &SaveId, Ref<InTable>)>;
+        let links = saved::<(Entity, Ref<Saveable>, Option<Ref<ChildOf>>)>;
+        let lists = any::<(Entity, &Children, Option<&SaveId>)>;
+        assert!(whole(&mut world, columns));
+        assert!(whole(&mut world, links));
+        assert!(whole(&mut world, lists));
+        assert!(!whole(&mut world, saved::<Ref<InSparseSet>>));
+        world.register_disabling_component::<HiddenInTable>();
+        assert!(whole(&mut world, columns));
+        world.register_disabling_component::<HiddenInSparseSet>();
+        assert!(!whole(&mut world, columns));
+        assert!(!whole(&mut world, lists));
+    }
 }

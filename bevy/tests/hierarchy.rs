@@ -195,3 +195,25 @@ fn saved_children_keep_their_places_among_unsaved_ones() {
         assert_eq!(names(world, parent), ["s1", "s2"]);
     }
 }
+
+/// A parent without a `Children` list (a link made with Bevy's relationship hooks skipped, as
+/// a scene or a clone may): the full save still finds it through its saved child, and gives it
+/// an id as it gives any unsaved parent, though it has no list to copy.
+#[test]
+fn a_parent_whose_list_the_hooks_never_made_is_still_found() {
+    use bevy_ecs::relationship::RelationshipHookMode;
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    let world = app.world_mut();
+    let parent = world.spawn_empty().id();
+    let child = world.spawn((Saveable, Label("child".into()))).id();
+    world
+        .entity_mut(child)
+        .insert_with_relationship_hook_mode(ChildOf(parent), RelationshipHookMode::Skip);
+    assert!(world.get::<Children>(parent).is_none(), "no list");
+    save(&mut app, false);
+    assert!(
+        app.world().get::<SaveId>(parent).is_some(),
+        "the parent was found and given an id"
+    );
+}

@@ -6,6 +6,7 @@
 
 mod common;
 
+use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::prelude::*;
 use common::*;
 use savegame::SlotId;
@@ -52,18 +53,20 @@ fn delta_entities(app: &mut bevy_app::App) -> usize {
     }
 }
 
-/// A world of 300 saved entities (more than one block of rows) in groups of ten under a
-/// parent, every other one with a `Buff`; saved whole, then changed: a `Buff` changed, one
-/// added and one removed, a position changed, a child moved to another parent, an entity
-/// spawned, and one despawned. `hide`, when given, spawns a hidden entity first and changes
-/// it with the others. Returns the game's world, the world a new app loads from the delta, and
-/// how many entities the delta wrote.
+/// The game's world, the world a new app loads from the delta, and how many entities the
+/// delta wrote.
 type Worlds = (
     Vec<(u32, Observed, Option<Buff>)>,
     Vec<(u32, Observed, Option<Buff>)>,
     usize,
 );
 
+/// A world of 300 saved entities (more than one block of rows) in groups of ten under a
+/// parent, every other one with a `Buff`, a disabled one, and three under an unsaved parent
+/// (which the save gives an id); saved whole, then changed: a `Buff` changed, one added and one
+/// removed, a position changed (the disabled entity's too), a child moved to another parent,
+/// an entity spawned, and one despawned. `hide`, when given, spawns a hidden entity first and
+/// changes it with the others. The new app has the unsaved parent under its id.
 fn changed_and_loaded(hide: Option<fn(&mut World) -> Entity>) -> Worlds {
     let dir = tempfile::tempdir().unwrap();
     let mut app = app(dir.path());
@@ -91,8 +94,23 @@ fn changed_and_loaded(hide: Option<fn(&mut World) -> Entity>) -> Worlds {
             _ => parent = Some(e),
         }
     }
+    let unsaved = world.spawn_empty().id();
+    for k in 0..3 {
+        world.spawn((
+            Saveable,
+            Position {
+                x: 0.0,
+                y: k as f32,
+            },
+            ChildOf(unsaved),
+        ));
+    }
+    let disabled = world
+        .spawn((Saveable, Position { x: 1.0, y: 1.0 }, Disabled))
+        .id();
     save_slot(&mut app, SLOT, true);
     assert!(matches!(last_saved(&mut app).written, Written::Full(_)));
+    let unsaved_id = app.world().get::<SaveId>(unsaved).unwrap().get();
 
     let world = app.world_mut();
     let e = |_: &mut World, k: usize| spawned[k];
@@ -108,6 +126,7 @@ fn changed_and_loaded(hide: Option<fn(&mut World) -> Entity>) -> Worlds {
     let new_parent = e(world, 250);
     world.entity_mut(child).insert(ChildOf(new_parent));
     world.spawn((Saveable, Buff(9)));
+    world.get_mut::<Position>(disabled).unwrap().x = 2.0;
     let gone = e(world, 77);
     world.despawn(gone);
     if let Some(hidden) = hidden {
@@ -119,6 +138,7 @@ fn changed_and_loaded(hide: Option<fn(&mut World) -> Entity>) -> Worlds {
     let game = world_of(app.world_mut());
 
     let mut fresh = self::app(dir.path());
+    fresh.world_mut().spawn(SaveId::new(unsaved_id).unwrap());
     load_slot(&mut fresh, SLOT);
     (game, world_of(fresh.world_mut()), written)
 }
@@ -126,8 +146,9 @@ fn changed_and_loaded(hide: Option<fn(&mut World) -> Entity>) -> Worlds {
 /// The entities the delta writes: four whose values changed (the buffed one, the one that
 /// gained, the one that lost, the moved one), the spawned one, the child that changed parent,
 /// and the children whose place changed with it: the other eight of its old parent, the nine
-/// of its new one, and the eight left beside the despawned one (a removal, not a record).
-const CHANGED: usize = 4 + 1 + 1 + 8 + 9 + 8;
+/// of its new one, and the eight left beside the despawned one (a removal, not a record); and
+/// the disabled one, whose position changed.
+const CHANGED: usize = 4 + 1 + 1 + 8 + 9 + 8 + 1;
 
 #[test]
 fn a_delta_finds_changes_to_a_component_in_a_sparse_set() {

@@ -5,38 +5,38 @@
 //! **What the frame pays.** A full save: one pass over the saved entities for their ids (new
 //! ones get theirs), one pass per registered component to clone its values (entity references
 //! are not mapped yet), one over the saved children's links marking their parents in a set of
-//! entity indices, one over the entities with children copying the marked ones' lists, and a
-//! clone of each registered resource. Each pass reads a table at a time where the query allows
-//! it (Bevy's contiguous queries: a column of `Copy` values is copied as one slice), and the
-//! vectors as long as the world are sized before they are filled (a large vector's growth is
-//! fresh pages, each a fault).
-//! No hash map, no sorting, no serde: the worker builds the map from entities to ids, sorts,
-//! maps references and serializes. A delta: one pass per registered component over its change
-//! ticks (a table at a time, in blocks of rows: [`ticks`](crate::ticks)), cloning each changed
-//! value as it passes (its references mapped, by looking their targets up); one pass over
-//! `Saveable`'s and `ChildOf`'s ticks together, and one over `Children`'s, for the entities
-//! whose record it writes (newly saved, or moved in the hierarchy: each looked up for its
-//! parent and place), and the newly saved entities' every value. An entity whose values alone
-//! changed costs only them.
-
-use std::ops::Range;
+//! entity indices, one over the entities with children copying the marked ones' lists (both in
+//! [`crate::parents`]), and a clone of each registered resource. Each pass reads a table at a
+//! time where the query allows it (Bevy's contiguous queries: a column of `Copy` values is
+//! copied as one slice), and the vectors as long as the world are sized before they are filled
+//! (a large vector's growth is fresh pages, each a fault). No hash map, no sorting, no serde:
+//! the worker builds the map from entities to ids, sorts, maps references and serializes. A
+//! delta: one pass per registered component over its change ticks (a table at a time, in blocks
+//! of rows: [`ticks`]), cloning each changed value as it passes (its references mapped, by
+//! looking their targets up); one pass over `Saveable`'s and `ChildOf`'s ticks together, and
+//! one over `Children`'s, for the entities whose record it writes (newly saved, or moved in the
+//! hierarchy: each looked up for its parent and place), and the newly saved entities' every
+//! value. An entity whose values alone changed costs only them.
 
 use bevy_ecs::change_detection::{ContiguousRef, DetectChanges, Tick};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::hierarchy::{ChildOf, Children};
-use bevy_ecs::query::{Has, Without};
+use bevy_ecs::query::Has;
 use bevy_ecs::world::Ref;
 use bevy_ecs::world::{Mut, World};
 use savegame::{Metadata, SlotId, Snapshot};
 
 use crate::entry::{Column, Info, SaveRegistry};
 use crate::error::SaveError;
-use crate::ids::{AnyEntity, EntityIds, NextSaveId, SaveId, Saveable, SavedEntity};
+use crate::ids::{
+    AnyEntity, EntityIds, NextSaveId, SaveId, Saveable, give_ids, keep_next_above, without_ids,
+};
 use crate::layout::{
     ENTITIES_ID, EntitiesMemento, EntityRecord, HIERARCHY_ID, HierarchyMemento, NEXT_ID,
     NextMemento, RecordsMemento, delta_id,
 };
 use crate::manager::{Counts, SaveManager};
+use crate::parents::{ParentCopy, copy_parents};
 use crate::ticks;
 use crate::tracking::{Incremental, Left, Mark};
 
@@ -51,54 +51,6 @@ fn template(world: &World, metadata: Metadata) -> Result<Snapshot, SaveError> {
         .snapshot();
     *snapshot.metadata_mut() = metadata;
     Ok(snapshot)
-}
-
-/// Keeps the next id the plugin gives above `top`, an id the game gave itself: it is never
-/// given out again.
-fn keep_next_above(world: &mut World, top: Option<u32>) {
-    if let Some(top) = top {
-        let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
-        world.insert_resource(NextSaveId(next.max(top.saturating_add(1))));
-    }
-}
-
-/// Gives ids to `entities`, in order, from the next free one; returns them with their ids. The
-/// next free one is above every id an unsaved entity holds too (the game's own, on an entity no
-/// save has seen yet, which a saved child may link to later).
-fn give_ids(world: &mut World, entities: &[Entity]) -> Result<Vec<(Entity, u32)>, SaveError> {
-    if entities.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut unsaved = world.query_filtered::<&SaveId, (Without<Saveable>, AnyEntity)>();
-    let top = unsaved.iter(world).map(|id| id.get()).max();
-    keep_next_above(world, top);
-    let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
-    let mut given = Vec::with_capacity(entities.len());
-    for entity in entities {
-        let id = SaveId::new(next).ok_or(SaveError::IdsExhausted)?;
-        next += 1;
-        given.push((*entity, id));
-    }
-    let pairs: Vec<(Entity, u32)> = given.iter().map(|(e, id)| (*e, id.get())).collect();
-    world.insert_batch(given);
-    world.insert_resource(NextSaveId(next));
-    Ok(pairs)
-}
-
-/// The saved entities without an id, in the order they were spawned (mostly: indices are
-/// reused), so that ids follow it.
-fn without_ids(world: &mut World) -> Vec<Entity> {
-    let mut query = world.query_filtered::<Entity, (SavedEntity, Without<SaveId>)>();
-    let mut fresh: Vec<Entity> = query.iter(world).collect();
-    fresh.sort_unstable();
-    fresh
-}
-
-/// A parent of saved children, as the frame found it.
-struct ParentCopy {
-    id: u32,
-    /// Its children, saved or not, in `FullCopy::children`.
-    children: Range<usize>,
 }
 
 /// What a full save copied in the frame.
@@ -164,156 +116,6 @@ pub(crate) fn copy_full(world: &mut World, metadata: Metadata) -> Result<FullCop
             unsaved_references,
         })
     })
-}
-
-/// A set of parents, by entity index (a bit each), with each one's entity in the order it was
-/// first added.
-#[derive(Default)]
-struct Marked {
-    bits: Vec<u64>,
-    entities: Vec<Entity>,
-}
-
-impl Marked {
-    /// Adds `parent`, unless it is in.
-    fn add(&mut self, parent: Entity) {
-        let index = parent.index_u32() as usize;
-        if self.bits.len() <= index / 64 {
-            self.bits.resize(index / 64 + 1, 0);
-        }
-        if let Some(word) = self.bits.get_mut(index / 64)
-            && *word >> (index % 64) & 1 == 0
-        {
-            *word |= 1 << (index % 64);
-            self.entities.push(parent);
-        }
-    }
-
-    /// Whether `entity` is in (one added under its entity index, which a live entity has
-    /// alone); takes it out.
-    fn take(&mut self, entity: Entity) -> bool {
-        let index = entity.index_u32() as usize;
-        match self.bits.get_mut(index / 64) {
-            Some(word) if *word >> (index % 64) & 1 == 1 => {
-                *word &= !(1 << (index % 64));
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The parents added and not taken since.
-    fn left(self) -> impl Iterator<Item = Entity> {
-        let Marked { bits, entities } = self;
-        entities.into_iter().filter(move |parent| {
-            let index = parent.index_u32() as usize;
-            bits.get(index / 64)
-                .is_some_and(|word| word >> (index % 64) & 1 == 1)
-        })
-    }
-}
-
-/// The parents of saved children, each with its id and its children copied. Ids are given
-/// once every id the saved entities (`top`, the highest) and the parents hold is seen, so that
-/// none given is one the game gave itself: first to the saved entities without one (added to
-/// `entities`), then to the parents still without one (unsaved: so that the link can be saved).
-fn copy_parents(
-    world: &mut World,
-    entities: &mut Vec<(Entity, u32)>,
-    mut top: Option<u32>,
-) -> Result<(Vec<ParentCopy>, Vec<Entity>), SaveError> {
-    let mut query = ticks::saved::<&ChildOf>(world);
-    // Each saved child's list holds it: the lists hold at least this many children (reserved,
-    // so that the vector rarely grows: each growth of a large vector is fresh pages).
-    let saved_children = query.iter(world).size_hint().1.unwrap_or(0);
-    // The saved children's parents, as a set of entity indices (a parent is alive, so its
-    // index is its own). Siblings are spread over tables by what else they have, so a list of
-    // parents would hold each about once per child, to sort.
-    let mut marked = Marked::default();
-    let mut mark = |link: &ChildOf| marked.add(link.parent());
-    match query.contiguous_iter(world) {
-        Ok(tables) => tables.flatten().for_each(&mut mark),
-        // A game's disabling component in a sparse set: row by row.
-        Err(_) => query.iter(world).for_each(mark),
-    }
-    // Their lists, a table at a time (in order: a lookup of each parent was a few cache
-    // misses, and half the frame of a full save of 100,000 entities with 10,000 parents).
-    let mut copies = Vec::new();
-    let mut children = Vec::with_capacity(saved_children);
-    let mut without = Vec::new();
-    let mut copy = |parent: Entity, list: Option<&Children>, id: Option<&SaveId>| {
-        let start = children.len();
-        if let Some(list) = list {
-            children.extend_from_slice(list);
-        }
-        let range = start..children.len();
-        match id {
-            Some(id) => {
-                top = top.max(Some(id.get()));
-                copies.push(ParentCopy {
-                    id: id.get(),
-                    children: range,
-                });
-            }
-            None => without.push((parent, range)),
-        }
-    };
-    let mut lists = ticks::any::<(Entity, &Children, Option<&SaveId>)>(world);
-    match lists.contiguous_iter(world) {
-        Ok(tables) => {
-            for (parents, lists, ids) in tables {
-                for (row, (parent, list)) in parents.iter().zip(lists).enumerate() {
-                    if marked.take(*parent) {
-                        copy(*parent, Some(list), ids.and_then(|ids| ids.get(row)));
-                    }
-                }
-            }
-        }
-        Err(_) => {
-            for (parent, list, id) in lists.iter(world) {
-                if marked.take(parent) {
-                    copy(parent, Some(list), id);
-                }
-            }
-        }
-    }
-    // Parents the pass did not meet: without a list (Bevy keeps one on every parent, unless
-    // its hooks were skipped), or gone, or hidden by a game's disabling component. Looked up
-    // one at a time, as every parent was.
-    let mut lookup = world.query_filtered::<(Option<&Children>, Option<&SaveId>), AnyEntity>();
-    for parent in marked.left() {
-        if let Ok((list, id)) = lookup.get(world, parent) {
-            copy(parent, list, id);
-        }
-    }
-    // Ids are given to the parents without one in the order of their entities.
-    without.sort_unstable_by_key(|(parent, _)| *parent);
-    keep_next_above(world, top);
-    let fresh = without_ids(world);
-    if !fresh.is_empty() {
-        entities.extend(give_ids(world, &fresh)?);
-    }
-    // A parent saved itself has its id now.
-    let mut unsaved = Vec::new();
-    for (parent, range) in without {
-        match world.get::<SaveId>(parent) {
-            Some(id) => copies.push(ParentCopy {
-                id: id.get(),
-                children: range,
-            }),
-            None => unsaved.push((parent, range)),
-        }
-    }
-    if !unsaved.is_empty() {
-        let entities: Vec<Entity> = unsaved.iter().map(|(e, _)| *e).collect();
-        for ((_, id), (_, range)) in give_ids(world, &entities)?.into_iter().zip(unsaved) {
-            copies.push(ParentCopy {
-                id,
-                children: range,
-            });
-        }
-    }
-    Ok((copies, children))
 }
 
 impl FullCopy {

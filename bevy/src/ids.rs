@@ -7,10 +7,11 @@ use bevy_ecs::component::Component;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
 use bevy_ecs::entity_disabling::Disabled;
 use bevy_ecs::lifecycle::HookContext;
-use bevy_ecs::query::{Allow, With};
+use bevy_ecs::query::{Allow, With, Without};
 use bevy_ecs::resource::Resource;
 use bevy_ecs::world::{DeferredWorld, World};
 
+use crate::error::SaveError;
 use crate::tracking::{Incremental, Left};
 
 /// Marks an entity whose registered components are saved. Entities without it are never
@@ -282,4 +283,48 @@ impl EntityMapper for FromStable<'_> {
     }
 
     fn set_mapped(&mut self, _source: Entity, _target: Entity) {}
+}
+
+/// Keeps the next id the plugin gives above `top`, an id the game gave itself: it is never
+/// given out again.
+pub(crate) fn keep_next_above(world: &mut World, top: Option<u32>) {
+    if let Some(top) = top {
+        let next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+        world.insert_resource(NextSaveId(next.max(top.saturating_add(1))));
+    }
+}
+
+/// Gives ids to `entities`, in order, from the next free one; returns them with their ids. The
+/// next free one is above every id an unsaved entity holds too (the game's own, on an entity no
+/// save has seen yet, which a saved child may link to later).
+pub(crate) fn give_ids(
+    world: &mut World,
+    entities: &[Entity],
+) -> Result<Vec<(Entity, u32)>, SaveError> {
+    if entities.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut unsaved = world.query_filtered::<&SaveId, (Without<Saveable>, AnyEntity)>();
+    let top = unsaved.iter(world).map(|id| id.get()).max();
+    keep_next_above(world, top);
+    let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
+    let mut given = Vec::with_capacity(entities.len());
+    for entity in entities {
+        let id = SaveId::new(next).ok_or(SaveError::IdsExhausted)?;
+        next += 1;
+        given.push((*entity, id));
+    }
+    let pairs: Vec<(Entity, u32)> = given.iter().map(|(e, id)| (*e, id.get())).collect();
+    world.insert_batch(given);
+    world.insert_resource(NextSaveId(next));
+    Ok(pairs)
+}
+
+/// The saved entities without an id, in the order they were spawned (mostly: indices are
+/// reused), so that ids follow it.
+pub(crate) fn without_ids(world: &mut World) -> Vec<Entity> {
+    let mut query = world.query_filtered::<Entity, (SavedEntity, Without<SaveId>)>();
+    let mut fresh: Vec<Entity> = query.iter(world).collect();
+    fresh.sort_unstable();
+    fresh
 }

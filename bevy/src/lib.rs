@@ -105,6 +105,7 @@ mod layout;
 mod manager;
 mod menu;
 pub mod migrate;
+mod parents;
 mod plugin;
 #[cfg(feature = "reflect")]
 mod reflect;

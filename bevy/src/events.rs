@@ -12,6 +12,7 @@ use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::capture::{Delta, copy_delta, copy_full, needs_full_save};
 use crate::error::SaveError;
+use crate::ids::hidden_saved;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
@@ -210,14 +211,18 @@ impl SaveCommand {
             SaveTarget::Slot(slot) => Some(slot),
             SaveTarget::Autosave => None,
         };
+        let hidden = hidden_saved(world);
         let tracking = world.get_resource_or_init::<Incremental>();
         let mark = slot.and_then(|s| tracking.mark_of(s));
         // A slot is followed once an incremental save was asked of it.
         let follow = slot.filter(|_| incremental || mark.is_some());
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
-        // Changes a delta cannot say make the save a full one.
-        let mark = mark.filter(|mark| incremental && !needs_full_save(world, *mark));
+        // Changes a delta cannot say make the save a full one: among them, a saved entity
+        // hidden by a game's disabling component since the slot's last save, or shown again.
+        let hidden_since = slot.is_some_and(|slot| tracking.hidden_since(slot, &hidden));
+        let mark =
+            mark.filter(|mark| incremental && !hidden_since && !needs_full_save(world, *mark));
         // A delta's copy, or the metadata for a full save.
         let delta = match (slot, mark) {
             (Some(slot), Some(mark)) => match copy_delta(world, metadata, slot, mark, now)? {
@@ -230,12 +235,14 @@ impl SaveCommand {
             Ok((slot, mark, copy)) => {
                 // The slot's next delta takes the next number; this one's removals join the
                 // ids the slot may hold in references only.
-                world.resource_mut::<Incremental>().mark(
+                let mut tracking = world.resource_mut::<Incremental>();
+                tracking.mark(
                     slot,
                     now,
                     mark.delta.saturating_add(1),
                     Unheld::Add(copy.removed()),
                 );
+                tracking.note_hidden(slot, hidden);
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
                     let _ = told.set(found);
@@ -249,9 +256,9 @@ impl SaveCommand {
                 // A full save: the next delta is number 1, and no id is held in references
                 // only.
                 if let Some(slot) = follow {
-                    world
-                        .resource_mut::<Incremental>()
-                        .mark(slot, now, 1, Unheld::None);
+                    let mut tracking = world.resource_mut::<Incremental>();
+                    tracking.mark(slot, now, 1, Unheld::None);
+                    tracking.note_hidden(slot, hidden);
                 }
                 let make = move || {
                     let (snapshot, found) = copy.make().map_err(SaveError::into_worker)?;
@@ -324,6 +331,9 @@ impl LoadCommand {
                 restored.last_delta.saturating_add(1),
                 Unheld::None,
             );
+            // Which hidden entities the save holds is unknown (it may hold one the game hid
+            // since it was written): any hidden now makes the next save a full one.
+            incremental.note_hidden(self.slot, Vec::new());
             // The registered resources the save lacks and the world has: the slot does not
             // hold them, so its next delta writes them (noted after the mark, as a removal put
             // back).
@@ -392,10 +402,13 @@ pub trait SavegameCommands {
     /// compaction of its journal, after the game gave an entity another `SaveId` or took its
     /// id away, after it removed a registered resource, after a load of the slot that found a
     /// reference or a parent's id with no entity, and the one that would write a saved entity
-    /// under an id the slot's deltas removed (the slot may hold it in references). The frame pays a pass over the registered components' change
-    /// ticks and a copy of the changed values; the
-    /// manager's worker serializes, seals and appends, and compacts the journal when it grows
-    /// past its share of the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
+    /// under an id the slot's deltas removed (the slot may hold it in references). So is the
+    /// one after the game hid a saved entity with a disabling component of its own, or showed
+    /// one again (saves leave hidden entities out, and a delta does not see them), and the
+    /// first after a load while any is hidden. The frame pays a pass over the registered
+    /// components' change ticks and a copy of the changed values; the manager's worker
+    /// serializes, seals and appends, and compacts the journal when it grows past its share of
+    /// the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
     fn save_incremental(&mut self, slot: SlotId);
     /// Loads `slot` ([`LoadCommand`]). Saved entities the save has (by [`SaveId`](crate::SaveId))
     /// are updated in place, keeping their unregistered components; saved entities it does

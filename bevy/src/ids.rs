@@ -4,8 +4,9 @@
 use std::collections::HashMap;
 
 use bevy_ecs::component::Component;
+use bevy_ecs::component::ComponentId;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
-use bevy_ecs::entity_disabling::Disabled;
+use bevy_ecs::entity_disabling::{DefaultQueryFilters, Disabled};
 use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::query::{Allow, With, Without};
 use bevy_ecs::resource::Resource;
@@ -327,4 +328,33 @@ pub(crate) fn without_ids(world: &mut World) -> Vec<Entity> {
     let mut fresh: Vec<Entity> = query.iter(world).collect();
     fresh.sort_unstable();
     fresh
+}
+
+/// The entities with [`Saveable`] that a game's own disabling component hides (Bevy's
+/// `Disabled` aside: disabled entities are saved), in order. Saves leave them out, as the
+/// game's queries do, so a change in this set since a slot's last save makes its next save a
+/// full one (a delta cannot say that an entity it does not see left, or came back).
+pub(crate) fn hidden_saved(world: &World) -> Vec<Entity> {
+    let (Some(saveable), Some(filters)) = (
+        world.component_id::<Saveable>(),
+        world.get_resource::<DefaultQueryFilters>(),
+    ) else {
+        return Vec::new();
+    };
+    let disabled = world.component_id::<Disabled>();
+    let hiding: Vec<ComponentId> = filters
+        .disabling_ids()
+        .filter(|id| Some(*id) != disabled)
+        .collect();
+    if hiding.is_empty() {
+        return Vec::new();
+    }
+    let mut hidden: Vec<Entity> = world
+        .archetypes()
+        .iter()
+        .filter(|a| a.contains(saveable) && hiding.iter().any(|id| a.contains(*id)))
+        .flat_map(|a| a.entities().iter().map(|e| e.id()))
+        .collect();
+    hidden.sort_unstable();
+    hidden
 }

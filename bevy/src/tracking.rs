@@ -9,7 +9,9 @@
 //! hold them): a saved entity given one of them makes the next save a full one, which writes
 //! those references as no entity, where a delta would leave them pointing at it. (A load that
 //! finds a reference or a parent's id with no entity makes the slot's next save a full one
-//! instead: see `LoadCommand`.)
+//! instead: see `LoadCommand`.) And it keeps, for each slot, the saved entities a game's own
+//! disabling component hid at the slot's last save: a save leaves them out, so a change in
+//! them makes the next save a full one.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -73,6 +75,10 @@ pub(crate) struct Incremental {
     slots: HashMap<SlotId, Mark>,
     /// By slot: the ids it may hold in references and holds no entity with.
     unheld: HashMap<SlotId, BTreeSet<u32>>,
+    /// By slot: the saved entities a game's disabling component hid when the slot was last
+    /// saved (`ids::hidden_saved`), none of which the slot holds. Unknown (after a load,
+    /// which may leave a hidden entity the save holds in the world) reads as none.
+    hidden: HashMap<SlotId, Vec<Entity>>,
     log: Vec<Removal>,
     next_seq: u64,
 }
@@ -108,7 +114,25 @@ impl Incremental {
     pub(crate) fn forget(&mut self, slot: SlotId) {
         self.slots.remove(&slot);
         self.unheld.remove(&slot);
+        self.hidden.remove(&slot);
         self.trim();
+    }
+
+    /// The slot was saved with `hidden` left out (see [`Incremental::hidden_since`]).
+    pub(crate) fn note_hidden(&mut self, slot: SlotId, hidden: Vec<Entity>) {
+        if hidden.is_empty() {
+            self.hidden.remove(&slot);
+        } else {
+            self.hidden.insert(slot, hidden);
+        }
+    }
+
+    /// Whether the saved entities a game's disabling component hides are others than when
+    /// `slot` was last saved (`hidden`, as `ids::hidden_saved` finds them now): a delta would
+    /// leave one hidden since in the slot, and one shown again out of it, where a full save
+    /// leaves out exactly those hidden now. After a load (unknown), any hidden entity counts.
+    pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> bool {
+        self.hidden.get(&slot).map_or(&[][..], Vec::as_slice) != hidden
     }
 
     pub(crate) fn mark_of(&self, slot: SlotId) -> Option<Mark> {

@@ -3,7 +3,8 @@
 //! where they are (never a second entity under their id), and a new app loads them enabled,
 //! or disabled where the game saves `Disabled` itself (`save_reflect::<Disabled>()`). A game's
 //! own disabling component hides entities from saves, and a load spawns no second entity
-//! under the id of one it hides.
+//! under the id of one it hides; hiding a saved entity, or showing it again, makes the next
+//! incremental save a full one.
 
 mod common;
 
@@ -21,6 +22,13 @@ fn save(app: &mut bevy_app::App, incremental: bool) {
 
 fn load(app: &mut bevy_app::App) {
     load_slot(app, SLOT);
+}
+
+/// Spawns two saved entities; returns the first.
+fn two_saved(world: &mut World) -> Entity {
+    let first = world.spawn((Saveable, Position { x: 1.0, y: 1.0 })).id();
+    world.spawn((Saveable, Position { x: 2.0, y: 2.0 }));
+    first
 }
 
 /// The ids of the disabled saved entities.
@@ -168,12 +176,7 @@ fn disabled_saved_through_reflection_loads_disabled() {
             app
         };
         let mut app = with_disabled(dir.path());
-        let e = app
-            .world_mut()
-            .spawn((Saveable, Position { x: 1.0, y: 1.0 }))
-            .id();
-        app.world_mut()
-            .spawn((Saveable, Position { x: 2.0, y: 2.0 }));
+        let e = two_saved(app.world_mut());
         save(&mut app, incremental);
         app.world_mut().entity_mut(e).insert(Disabled);
         save(&mut app, incremental);
@@ -191,4 +194,52 @@ fn disabled_saved_through_reflection_loads_disabled() {
             "with Disabled saved",
         );
     }
+}
+
+/// A saved entity the game hides with its own disabling component, or shows again, between two
+/// saves: the next incremental save is a full one, so that a new app loads the world a full
+/// save would have written (the hidden entity left out, the shown one in). A delta would have
+/// left the hidden entity in the slot, and the shown one out of it. Unchanged, hidden entities
+/// leave deltas as they are; after a load, the next save is a full one while any is hidden.
+#[test]
+fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app(dir.path());
+    app.world_mut().register_disabling_component::<Prefab>();
+    let e = two_saved(app.world_mut());
+    let saved = |app: &mut bevy_app::App| -> (bool, usize) {
+        save(app, true);
+        let written = drain::<savegame_bevy::Saved>(app)
+            .pop()
+            .unwrap()
+            .written
+            .is_delta();
+        let mut fresh = common::app(dir.path());
+        load(&mut fresh);
+        (written, observe(fresh.world_mut()).len())
+    };
+    assert_eq!(saved(&mut app), (false, 2), "the first is full");
+    app.world_mut().entity_mut(e).insert(Prefab);
+    assert_eq!(
+        saved(&mut app),
+        (false, 1),
+        "hidden since: full, without it"
+    );
+    app.world_mut().get_mut::<Position>(e).unwrap().x = 5.0;
+    assert_eq!(
+        saved(&mut app),
+        (true, 1),
+        "still hidden: a delta, without it"
+    );
+    app.world_mut().entity_mut(e).remove::<Prefab>();
+    assert_eq!(saved(&mut app), (false, 2), "shown again: full, with it");
+    app.world_mut().entity_mut(e).insert(Prefab);
+    assert_eq!(saved(&mut app), (false, 1), "hidden again");
+    load(&mut app);
+    assert_eq!(
+        saved(&mut app),
+        (false, 1),
+        "after a load, full while one is hidden"
+    );
+    assert_eq!(saved(&mut app), (true, 1), "then deltas");
 }

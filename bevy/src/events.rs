@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use bevy_ecs::change_detection::{DetectChanges, Tick};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::event::Event;
 use bevy_ecs::message::Message;
@@ -12,11 +13,11 @@ use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::capture::{Delta, copy_delta, copy_full, needs_full_save};
 use crate::error::SaveError;
-use crate::ids::hidden_saved;
+use crate::ids::{Saveable, hidden_saved};
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
-use crate::tracking::{Incremental, Left, Unheld};
+use crate::tracking::{Incremental, Left, Mark, Unheld};
 
 /// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save)
 /// (or, for an incremental save, appended as after
@@ -218,11 +219,17 @@ impl SaveCommand {
         let follow = slot.filter(|_| incremental || mark.is_some());
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
-        // Changes a delta cannot say make the save a full one: among them, a saved entity
-        // hidden by a game's disabling component since the slot's last save, or shown again.
-        let hidden_since = slot.is_some_and(|slot| tracking.hidden_since(slot, &hidden));
-        let mark =
-            mark.filter(|mark| incremental && !hidden_since && !needs_full_save(world, *mark));
+        // Changes a delta cannot say make the save a full one: among them, an entity the slot
+        // holds hidden by a game's disabling component since, or one shown again.
+        let [hidden_since, shown] = match slot {
+            Some(slot) => tracking.hidden_since(slot, &hidden),
+            None => Default::default(),
+        };
+        let mark = mark.filter(|mark| {
+            incremental
+                && !hidden_changed(world, *mark, now, &hidden_since, &shown)
+                && !needs_full_save(world, *mark)
+        });
         // A delta's copy, or the metadata for a full save.
         let delta = match (slot, mark) {
             (Some(slot), Some(mark)) => match copy_delta(world, metadata, slot, mark, now)? {
@@ -281,6 +288,32 @@ impl SaveCommand {
         });
         Ok(())
     }
+}
+
+/// Whether a change in the hidden saved entities since `mark` is one a delta cannot say: an
+/// entity hidden since that was saveable at the mark (the slot holds it; a full save leaves it
+/// out), or one shown again that is saved now (the slot lacks it). Hidden entities spawned
+/// since, or made saveable since, and ones shown again by a despawn, change nothing.
+fn hidden_changed(
+    world: &World,
+    mark: Mark,
+    now: Tick,
+    since: &[Entity],
+    shown: &[Entity],
+) -> bool {
+    let held = |entity: &Entity| {
+        world
+            .get_entity(*entity)
+            .ok()
+            .and_then(|e| e.get_ref::<Saveable>())
+            .is_some_and(|saveable| !saveable.added().is_newer_than(mark.tick, now))
+    };
+    let saved = |entity: &Entity| {
+        world
+            .get_entity(*entity)
+            .is_ok_and(|e| e.contains::<Saveable>())
+    };
+    since.iter().any(held) || shown.iter().any(saved)
 }
 
 impl Command for SaveCommand {

@@ -127,12 +127,23 @@ impl Incremental {
         }
     }
 
-    /// Whether the saved entities a game's disabling component hides are others than when
-    /// `slot` was last saved (`hidden`, as `ids::hidden_saved` finds them now): a delta would
-    /// leave one hidden since in the slot, and one shown again out of it, where a full save
-    /// leaves out exactly those hidden now. After a load (unknown), any hidden entity counts.
-    pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> bool {
-        self.hidden.get(&slot).map_or(&[][..], Vec::as_slice) != hidden
+    /// How the saved entities a game's disabling component hides differ from those hidden when
+    /// `slot` was last saved (`hidden`: as `ids::hidden_saved` finds them now, in order): those
+    /// hidden since, and those no longer hidden. After a load (unknown), every hidden entity
+    /// is one hidden since.
+    pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> [Vec<Entity>; 2] {
+        let then = self.hidden.get(&slot).map_or(&[][..], Vec::as_slice);
+        let since = hidden
+            .iter()
+            .filter(|e| then.binary_search(e).is_err())
+            .copied()
+            .collect();
+        let shown = then
+            .iter()
+            .filter(|e| hidden.binary_search(e).is_err())
+            .copied()
+            .collect();
+        [since, shown]
     }
 
     pub(crate) fn mark_of(&self, slot: SlotId) -> Option<Mark> {

@@ -199,8 +199,9 @@ fn disabled_saved_through_reflection_loads_disabled() {
 /// A saved entity the game hides with its own disabling component, or shows again, between two
 /// saves: the next incremental save is a full one, so that a new app loads the world a full
 /// save would have written (the hidden entity left out, the shown one in). A delta would have
-/// left the hidden entity in the slot, and the shown one out of it. Unchanged, hidden entities
-/// leave deltas as they are; after a load, the next save is a full one while any is hidden.
+/// left the hidden entity in the slot, and the shown one out of it. Hidden entities the slot
+/// does not hold (spawned hidden, or despawned) leave deltas as they are; after a load, the
+/// next save is a full one while one the load may have found is hidden.
 #[test]
 fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
     let dir = tempfile::tempdir().unwrap();
@@ -230,6 +231,17 @@ fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
         saved(&mut app),
         (true, 1),
         "still hidden: a delta, without it"
+    );
+    let prefab = app
+        .world_mut()
+        .spawn((Saveable, Prefab, Position { x: 3.0, y: 3.0 }))
+        .id();
+    assert_eq!(saved(&mut app), (true, 1), "a hidden one spawned: a delta");
+    app.world_mut().despawn(prefab);
+    assert_eq!(
+        saved(&mut app),
+        (true, 1),
+        "a hidden one despawned: a delta"
     );
     app.world_mut().entity_mut(e).remove::<Prefab>();
     assert_eq!(saved(&mut app), (false, 2), "shown again: full, with it");

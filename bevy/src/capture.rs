@@ -286,7 +286,8 @@ pub(crate) fn copy_delta(
                 for (entity, saveable, link) in query.iter(world) {
                     if saveable.is_changed() {
                         whole.push(entity);
-                    } else if link.is_some_and(|link| link.is_changed()) {
+                    }
+                    if link.is_some_and(|link| link.is_changed()) {
                         moved.push(entity);
                     }
                 }
@@ -416,14 +417,40 @@ pub(crate) fn copy_delta(
 ///   entities the delta does not write, and in the links of saved children whose unsaved
 ///   parent it is;
 /// - a registered resource was removed, and is still missing: a load leaves a resource the
-///   save lacks as it is.
+///   save lacks as it is;
+/// - an entity saveable at `mark` is hidden by a game's disabling component now (the slot
+///   holds it; a full save leaves it out), or one hidden then is saved and shown now (the slot
+///   lacks it). `hidden`: the hidden saved entities now (`ids::hidden_saved`). Hidden entities
+///   spawned or made saveable since, and ones despawned, change nothing.
 ///
-/// [`copy_delta`] finds the third case, once it knows the ids it writes: a new entity under an
+/// [`copy_delta`] finds the last case, once it knows the ids it writes: a new entity under an
 /// id the slot may hold in references ([`Delta::Full`]).
-pub(crate) fn needs_full_save(world: &World, mark: Mark) -> bool {
+pub(crate) fn needs_full_save(
+    world: &World,
+    slot: SlotId,
+    mark: Mark,
+    now: Tick,
+    hidden: &[Entity],
+) -> bool {
     let Some(incremental) = world.get_resource::<Incremental>() else {
         return false;
     };
+    let [since, shown] = incremental.hidden_since(slot, hidden);
+    let held = |entity: &Entity| {
+        world
+            .get_entity(*entity)
+            .ok()
+            .and_then(|e| e.get_ref::<Saveable>())
+            .is_some_and(|saveable| !saveable.added().is_newer_than(mark.tick, now))
+    };
+    let saved = |entity: &Entity| {
+        world
+            .get_entity(*entity)
+            .is_ok_and(|e| e.contains::<Saveable>())
+    };
+    if since.iter().any(held) || shown.iter().any(saved) {
+        return true;
+    }
     let registry = world.get_resource::<SaveRegistry>();
     incremental
         .removals_since(mark)

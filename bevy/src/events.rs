@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use bevy_ecs::change_detection::{DetectChanges, Tick};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::event::Event;
 use bevy_ecs::message::Message;
@@ -13,11 +12,11 @@ use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::capture::{Delta, copy_delta, copy_full, needs_full_save};
 use crate::error::SaveError;
-use crate::ids::{Saveable, hidden_saved};
+use crate::ids::hidden_saved;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
-use crate::tracking::{Incremental, Left, Mark, Unheld};
+use crate::tracking::{Incremental, Left, Unheld};
 
 /// A background save was written: it is on disk, as after [`SaveLoadManager::save`](savegame::SaveLoadManager::save)
 /// (or, for an incremental save, appended as after
@@ -212,24 +211,21 @@ impl SaveCommand {
             SaveTarget::Slot(slot) => Some(slot),
             SaveTarget::Autosave => None,
         };
-        let hidden = hidden_saved(world);
         let tracking = world.get_resource_or_init::<Incremental>();
         let mark = slot.and_then(|s| tracking.mark_of(s));
-        // A slot is followed once an incremental save was asked of it.
+        // A slot is followed once an incremental save was asked of it; only a followed slot
+        // keeps the hidden saved entities of its last save.
         let follow = slot.filter(|_| incremental || mark.is_some());
+        let hidden = follow.map(|_| hidden_saved(world)).unwrap_or_default();
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
-        // Changes a delta cannot say make the save a full one: among them, an entity the slot
-        // holds hidden by a game's disabling component since, or one shown again.
-        let [hidden_since, shown] = match slot {
-            Some(slot) => tracking.hidden_since(slot, &hidden),
-            None => Default::default(),
+        // Changes a delta cannot say make the save a full one.
+        let mark = match (slot, mark) {
+            (Some(slot), Some(mark)) if incremental => {
+                (!needs_full_save(world, slot, mark, now, &hidden)).then_some(mark)
+            }
+            _ => None,
         };
-        let mark = mark.filter(|mark| {
-            incremental
-                && !hidden_changed(world, *mark, now, &hidden_since, &shown)
-                && !needs_full_save(world, *mark)
-        });
         // A delta's copy, or the metadata for a full save.
         let delta = match (slot, mark) {
             (Some(slot), Some(mark)) => match copy_delta(world, metadata, slot, mark, now)? {
@@ -288,32 +284,6 @@ impl SaveCommand {
         });
         Ok(())
     }
-}
-
-/// Whether a change in the hidden saved entities since `mark` is one a delta cannot say: an
-/// entity hidden since that was saveable at the mark (the slot holds it; a full save leaves it
-/// out), or one shown again that is saved now (the slot lacks it). Hidden entities spawned
-/// since, or made saveable since, and ones shown again by a despawn, change nothing.
-fn hidden_changed(
-    world: &World,
-    mark: Mark,
-    now: Tick,
-    since: &[Entity],
-    shown: &[Entity],
-) -> bool {
-    let held = |entity: &Entity| {
-        world
-            .get_entity(*entity)
-            .ok()
-            .and_then(|e| e.get_ref::<Saveable>())
-            .is_some_and(|saveable| !saveable.added().is_newer_than(mark.tick, now))
-    };
-    let saved = |entity: &Entity| {
-        world
-            .get_entity(*entity)
-            .is_ok_and(|e| e.contains::<Saveable>())
-    };
-    since.iter().any(held) || shown.iter().any(saved)
 }
 
 impl Command for SaveCommand {

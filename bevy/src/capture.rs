@@ -420,8 +420,11 @@ pub(crate) fn copy_delta(
 ///   save lacks as it is;
 /// - an entity saveable at `mark` is hidden by a game's disabling component now (the slot
 ///   holds it; a full save leaves it out), or one hidden then is saved and shown now (the slot
-///   lacks it). `hidden`: the hidden saved entities now (`ids::hidden_saved`). Hidden entities
-///   spawned or made saveable since, and ones despawned, change nothing.
+///   lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`). Hidden
+///   entities spawned or made saveable since, and ones despawned, change nothing;
+/// - a parent of an entity saveable at `mark` is hidden now and was not then, or the reverse:
+///   the slot holds the child's link as it was (a full save links no child to a hidden
+///   parent), and the delta writes the child only if its own link changed.
 ///
 /// [`copy_delta`] finds the last case, once it knows the ids it writes: a new entity under an
 /// id the slot may hold in references ([`Delta::Full`]).
@@ -448,7 +451,15 @@ pub(crate) fn needs_full_save(
             .get_entity(*entity)
             .is_ok_and(|e| e.contains::<Saveable>())
     };
-    if since.iter().any(held) || shown.iter().any(saved) {
+    let holds_held = |parent: &Entity| {
+        world
+            .get::<Children>(*parent)
+            .is_some_and(|children| children.iter().any(&held))
+    };
+    if since.iter().any(held)
+        || shown.iter().any(saved)
+        || since.iter().chain(&shown).any(holds_held)
+    {
         return true;
     }
     let registry = world.get_resource::<SaveRegistry>();
@@ -526,9 +537,11 @@ fn records_of(world: &mut World, changed: &[Entity]) -> Result<Records, SaveErro
                 parent: None,
                 position: None,
             };
-            if let Some(link) = link {
-                let parent = link.parent();
-                let (list, parent_id) = parents.get(parent).unwrap_or((None, None));
+            // A parent a game's disabling component hides (or one gone, its link made with
+            // Bevy's hooks skipped): no link, as a full save finds none (`copy_parents`).
+            if let Some((parent, Ok((list, parent_id)))) =
+                link.map(|link| (link.parent(), parents.get(link.parent())))
+            {
                 record.position = list
                     .and_then(|list| list.iter().position(|c| *c == entity))
                     .map(|p| u32::try_from(p).unwrap_or(u32::MAX));

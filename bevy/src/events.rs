@@ -12,7 +12,7 @@ use savegame::{DeltaReport, LoadReport, Metadata, SaveReport, SlotId};
 
 use crate::capture::{Delta, copy_delta, copy_full, needs_full_save};
 use crate::error::SaveError;
-use crate::ids::hidden_saved;
+use crate::ids::hidden;
 use crate::manager::Counts;
 use crate::manager::{PendingHandle, PendingSave, SaveManager, SaveTarget};
 use crate::restore::restore;
@@ -216,7 +216,7 @@ impl SaveCommand {
         // A slot is followed once an incremental save was asked of it; only a followed slot
         // keeps the hidden saved entities of its last save.
         let follow = slot.filter(|_| incremental || mark.is_some());
-        let hidden = follow.map(|_| hidden_saved(world)).unwrap_or_default();
+        let hidden = follow.map(|_| hidden(world)).unwrap_or_default();
         let counts: Arc<OnceLock<Counts>> = Arc::default();
         let told = Arc::clone(&counts);
         // Changes a delta cannot say make the save a full one.
@@ -407,8 +407,9 @@ pub trait SavegameCommands {
     /// reference or a parent's id with no entity, and the one that would write a saved entity
     /// under an id the slot's deltas removed (the slot may hold it in references). So is the
     /// one after the game hid a saved entity with a disabling component of its own, or showed
-    /// one again (saves leave hidden entities out, and a delta does not see them), and the
-    /// first after a load while any is hidden. The frame pays a pass over the registered
+    /// one again, or did so to the parent of a saved child (saves leave hidden entities out,
+    /// and links to them, and a delta does not see them), and the first after a load while
+    /// any is hidden. The frame pays a pass over the registered
     /// components' change ticks and a copy of the changed values; the manager's worker
     /// serializes, seals and appends, and compacts the journal when it grows past its share of
     /// the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).

@@ -7,6 +7,7 @@ use bevy_ecs::component::Component;
 use bevy_ecs::component::ComponentId;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
 use bevy_ecs::entity_disabling::{DefaultQueryFilters, Disabled};
+use bevy_ecs::hierarchy::Children;
 use bevy_ecs::lifecycle::HookContext;
 use bevy_ecs::query::{Allow, With, Without};
 use bevy_ecs::resource::Resource;
@@ -330,17 +331,20 @@ pub(crate) fn without_ids(world: &mut World) -> Vec<Entity> {
     fresh
 }
 
-/// The entities with [`Saveable`] that a game's own disabling component hides (Bevy's
-/// `Disabled` aside: disabled entities are saved), in order. Saves leave them out, as the
-/// game's queries do, so a change in this set since a slot's last save makes its next save a
-/// full one (a delta cannot say that an entity it does not see left, or came back).
-pub(crate) fn hidden_saved(world: &World) -> Vec<Entity> {
+/// The entities a game's own disabling component hides (Bevy's `Disabled` aside: disabled
+/// entities are saved) that a save would otherwise see: those with [`Saveable`], and parents
+/// (whose saved children a save links to them), in order. Saves leave them out, as the game's
+/// queries do, so a change in this set since a slot's last save may make its next save a full
+/// one (a delta cannot say that an entity it does not see left, or came back: see
+/// `needs_full_save`).
+pub(crate) fn hidden(world: &World) -> Vec<Entity> {
     let (Some(saveable), Some(filters)) = (
         world.component_id::<Saveable>(),
         world.get_resource::<DefaultQueryFilters>(),
     ) else {
         return Vec::new();
     };
+    let children = world.component_id::<Children>();
     let disabled = world.component_id::<Disabled>();
     let hiding: Vec<ComponentId> = filters
         .disabling_ids()
@@ -352,7 +356,10 @@ pub(crate) fn hidden_saved(world: &World) -> Vec<Entity> {
     let mut hidden: Vec<Entity> = world
         .archetypes()
         .iter()
-        .filter(|a| a.contains(saveable) && hiding.iter().any(|id| a.contains(*id)))
+        .filter(|a| {
+            (a.contains(saveable) || children.is_some_and(|c| a.contains(c)))
+                && hiding.iter().any(|id| a.contains(*id))
+        })
         .flat_map(|a| a.entities().iter().map(|e| e.id()))
         .collect();
     hidden.sort_unstable();

@@ -9,9 +9,9 @@
 //! hold them): a saved entity given one of them makes the next save a full one, which writes
 //! those references as no entity, where a delta would leave them pointing at it. (A load that
 //! finds a reference or a parent's id with no entity makes the slot's next save a full one
-//! instead: see `LoadCommand`.) And it keeps, for each slot, the saved entities a game's own
-//! disabling component hid at the slot's last save: a save leaves them out, so a change in
-//! them makes the next save a full one.
+//! instead: see `LoadCommand`.) And it keeps, for each slot, the saved entities and the
+//! parents a game's own disabling component hid at the slot's last save: a save leaves them
+//! out, and links to them, so a change in them may make the next save a full one.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -75,8 +75,8 @@ pub(crate) struct Incremental {
     slots: HashMap<SlotId, Mark>,
     /// By slot: the ids it may hold in references and holds no entity with.
     unheld: HashMap<SlotId, BTreeSet<u32>>,
-    /// By slot: the saved entities a game's disabling component hid when the slot was last
-    /// saved (`ids::hidden_saved`), none of which the slot holds. Unknown (after a load,
+    /// By slot: the saved entities and parents a game's disabling component hid when the slot
+    /// was last saved (`ids::hidden`), none of which the slot holds, or links to. Unknown (after a load,
     /// which may leave a hidden entity the save holds in the world) reads as none.
     hidden: HashMap<SlotId, Vec<Entity>>,
     log: Vec<Removal>,
@@ -127,8 +127,9 @@ impl Incremental {
         }
     }
 
-    /// How the saved entities a game's disabling component hides differ from those hidden when
-    /// `slot` was last saved (`hidden`: as `ids::hidden_saved` finds them now, in order): those
+    /// How the saved entities and parents a game's disabling component hides differ from those
+    /// hidden when
+    /// `slot` was last saved (`hidden`: as `ids::hidden` finds them now, in order): those
     /// hidden since, and those no longer hidden. After a load (unknown), every hidden entity
     /// is one hidden since.
     pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> [Vec<Entity>; 2] {

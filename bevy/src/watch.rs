@@ -8,33 +8,48 @@ use bevy_ecs::component::Component;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
 use bevy_ecs::observer::On;
-use bevy_ecs::query::QueryFilter;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::{Query, ResMut};
+use bevy_ecs::system::ResMut;
+use bevy_ecs::world::DeferredWorld;
 
-use crate::ids::{AnyEntity, SaveId, Saveable, SavedEntity};
+use crate::ids::{SaveId, Saveable};
 use crate::tracking::{Incremental, Left};
 
+/// Which entities a removal is noted for.
+#[derive(Clone, Copy)]
+enum Of {
+    /// Saved entities (with [`Saveable`]).
+    Saved,
+    /// Any entity.
+    Any,
+}
+
 /// Notes, as `left`, each entity that loses `T` (by a removal, or a despawn) and holds an id,
-/// among those `F` lets through.
-fn note_removals<T: Component, F: QueryFilter + 'static>(app: &mut App, left: Left) {
+/// among those `of` names. The entity is read through the world, which no default query filter
+/// limits: one a game's own disabling component hides is noted too, as it must be when the
+/// game shows it again before the next save (a query, built with the filters as they were when
+/// the plugin was added, would miss it if the game had registered its disabling component
+/// first).
+fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
     app.world_mut().get_resource_or_init::<Incremental>();
-    app.add_observer(
-        move |removed: On<Remove<T>>,
-              ids: Query<&SaveId, F>,
-              mut incremental: ResMut<Incremental>| {
-            let entity = removed.event().entity;
-            if let Ok(id) = ids.get(entity) {
-                incremental.note(entity, id.get(), left);
-            }
-        },
-    );
+    app.add_observer(move |removed: On<Remove<T>>, mut world: DeferredWorld| {
+        let entity = removed.event().entity;
+        let Ok(held) = world.get_entity(entity) else {
+            return;
+        };
+        let noted = matches!(of, Of::Any) || held.contains::<Saveable>();
+        if let Some(id) = held.get::<SaveId>().map(|id| id.get()).filter(|_| noted)
+            && let Some(mut incremental) = world.get_resource_mut::<Incremental>()
+        {
+            incremental.note(entity, id, left);
+        }
+    });
 }
 
 /// Notes the saved entities that lose `T`, the registry's component number `index` (by a
 /// removal, or a despawn).
 pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
-    note_removals::<T, SavedEntity>(app, Left::Component(index));
+    note_removals::<T>(app, Of::Saved, Left::Component(index));
 }
 
 /// Notes the removals of `R`, the registry's resource number `index` (a resource is a
@@ -50,10 +65,10 @@ pub(crate) fn watch_resource_removals<R: Resource>(app: &mut App, index: usize) 
 
 /// Notes the saved entities that leave their parents.
 pub(crate) fn watch_parents(app: &mut App) {
-    note_removals::<ChildOf, SavedEntity>(app, Left::Parent);
+    note_removals::<ChildOf>(app, Of::Saved, Left::Parent);
 }
 
 /// Notes the entities that stop being saved.
 pub(crate) fn watch_saveable(app: &mut App) {
-    note_removals::<Saveable, AnyEntity>(app, Left::Entity);
+    note_removals::<Saveable>(app, Of::Any, Left::Entity);
 }

@@ -255,3 +255,180 @@ fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
     );
     assert_eq!(saved(&mut app), (true, 1), "then deltas");
 }
+
+/// What a game does to its world between two saves, for [`a_delta_saves_what_a_full_save_does`].
+type Change = fn(&mut World, &Hidden);
+
+/// An app over a folder.
+type MakeApp = fn(&std::path::Path) -> bevy_app::App;
+
+/// The entities of [`hidden_world`].
+struct Hidden {
+    /// Two saved entities with a position and health.
+    first: Entity,
+    second: Entity,
+    /// A saved entity the game hides (id 800).
+    target: Entity,
+    /// An unsaved entity the game hides, with an id of its own (700).
+    root: Entity,
+    /// An unsaved entity the game shows, with an id of its own (710), the parent of a saved
+    /// child.
+    parent: Entity,
+}
+
+/// Two saved entities, and two the game hides (or, `hide` false, shows): one saved, one not.
+fn hidden_world(world: &mut World, hide: bool) -> Hidden {
+    let mut saved = |x: f32| {
+        let health = Health { current: 3, max: 9 };
+        world.spawn((Saveable, Position { x, y: x }, health)).id()
+    };
+    let (first, second) = (saved(1.0), saved(2.0));
+    let position = Position { x: 8.0, y: 8.0 };
+    let target = world
+        .spawn((Saveable, SaveId::new(800).unwrap(), position))
+        .id();
+    let root = world.spawn(SaveId::new(700).unwrap()).id();
+    let parent = world.spawn(SaveId::new(710).unwrap()).id();
+    world.spawn((Saveable, position, ChildOf(parent)));
+    if hide {
+        world.entity_mut(target).insert(Prefab);
+        world.entity_mut(root).insert(Prefab);
+    }
+    Hidden {
+        first,
+        second,
+        target,
+        root,
+        parent,
+    }
+}
+
+/// Changes the game makes to its world through entities it hides, between two saves: each is
+/// saved as a delta in one slot and as a full save in another, and a new app loads the same
+/// world from both. (A full save leaves hidden entities out, and what points at them: a delta
+/// must too.) The new app holds what a game keeps outside its saves: the entities the game hid,
+/// under their ids, and shown, so that a save's link or reference to one would be seen. The game registers its disabling component before the plugin is added, as Bevy's
+/// docs say, or after.
+#[test]
+fn a_delta_saves_what_a_full_save_does() {
+    const FULL: SlotId = SlotId::Numbered(6);
+    let unchanged: Change = |_, _| {};
+    // Each: what it is, a change before the first save, one between the two, and whether the
+    // second incremental save is a delta (a full one where a delta cannot say what changed).
+    let changes: [(&str, Change, Change, bool); 6] = [
+        (
+            "hidden, then no longer saved",
+            unchanged,
+            |world, h| {
+                world
+                    .entity_mut(h.first)
+                    .insert(Prefab)
+                    .remove::<Saveable>();
+            },
+            true,
+        ),
+        (
+            "hidden, a component removed, shown again",
+            unchanged,
+            |world, h| {
+                world.entity_mut(h.second).insert(Prefab).remove::<Health>();
+                world.entity_mut(h.second).remove::<Prefab>();
+            },
+            true,
+        ),
+        (
+            "a saved child of a hidden parent",
+            unchanged,
+            |world, h| {
+                world.spawn((Saveable, Position { x: 5.0, y: 5.0 }, ChildOf(h.root)));
+            },
+            true,
+        ),
+        (
+            "a saved child's parent hidden",
+            unchanged,
+            |world, h| {
+                world.entity_mut(h.parent).insert(Prefab);
+            },
+            false,
+        ),
+        (
+            "a saved child's parent shown",
+            |world, h| {
+                world.entity_mut(h.parent).insert(Prefab);
+            },
+            |world, h| {
+                world.entity_mut(h.parent).remove::<Prefab>();
+            },
+            false,
+        ),
+        // A delta writes the id of a hidden target, where a full save writes none: no save the
+        // slot may hold until its next full save has the target (hiding a saved entity, or
+        // showing one, makes the next save a full one), so both load as no entity.
+        (
+            "a reference to a hidden entity",
+            unchanged,
+            |world, h| {
+                world.spawn((Saveable, Target { entity: h.target }));
+                world
+                    .entity_mut(h.first)
+                    .insert(Target { entity: h.target });
+            },
+            true,
+        ),
+    ];
+    let orders: [(&str, MakeApp); 2] = [
+        ("registered before the plugin", app_hiding::<Prefab>),
+        ("after", |dir| {
+            let mut app = app(dir);
+            app.world_mut().register_disabling_component::<Prefab>();
+            app
+        }),
+    ];
+    for ((what, before, change, delta), (order, make)) in changes
+        .into_iter()
+        .flat_map(|change| orders.map(|order| (change, order)))
+    {
+        let what = format!("{what}, {order}");
+        let what = what.as_str();
+        let dir = tempfile::tempdir().unwrap();
+        let mut app = make(dir.path());
+        let hidden = hidden_world(app.world_mut(), true);
+        before(app.world_mut(), &hidden);
+        save(&mut app, true);
+        save_slot(&mut app, FULL, false);
+        change(app.world_mut(), &hidden);
+        save(&mut app, true);
+        let saved = drain::<savegame_bevy::Saved>(&mut app);
+        assert_eq!(
+            saved.last().unwrap().written.is_delta(),
+            delta,
+            "{what}: a delta?"
+        );
+        save_slot(&mut app, FULL, false);
+        let loaded = |slot: SlotId| {
+            let mut fresh = make(dir.path());
+            let shown = hidden_world(fresh.world_mut(), false);
+            // Only the entities the game hid, shown: the saved ones are the load's.
+            fresh.world_mut().despawn(shown.first);
+            fresh.world_mut().despawn(shown.second);
+            // Kept by the load (it is not saved), so that a reference to its id would find it.
+            fresh
+                .world_mut()
+                .entity_mut(shown.target)
+                .remove::<Saveable>();
+            load_slot(&mut fresh, slot);
+            let world = fresh.world_mut();
+            // The id of each target, saved or not.
+            let targets: Vec<(u32, Option<u32>)> = world
+                .query::<(&SaveId, &Target)>()
+                .iter(world)
+                .map(|(id, t)| (id.get(), world.get::<SaveId>(t.entity).map(|t| t.get())))
+                .collect();
+            (observe(world), targets)
+        };
+        let ((delta, delta_targets), (full, full_targets)) = (loaded(SLOT), loaded(FULL));
+        assert_same(&delta, &full, what);
+        assert_eq!(delta_targets, full_targets, "{what}");
+    }
+}

@@ -76,11 +76,23 @@ pub fn builder(dir: &Path) -> ManagerBuilder {
 
 /// A headless app with the plugin over `builder` and the test types registered.
 pub fn app_with(builder: ManagerBuilder) -> App {
+    app_on(App::new(), builder)
+}
+
+/// [`app`], with `C` a disabling component registered before the plugin is added (the order
+/// Bevy's docs give: the plugin's queries are built with it).
+pub fn app_hiding<C: Component>(dir: &Path) -> App {
+    let mut app = App::new();
+    app.world_mut().register_disabling_component::<C>();
+    app_on(app, builder(dir))
+}
+
+/// `app` with the plugin over `builder` and the test types registered.
+fn app_on(mut app: App, builder: ManagerBuilder) -> App {
     let plugin = match SavegamePlugin::new(builder) {
         Ok(plugin) => plugin,
         Err(e) => panic!("the manager does not build: {e}"),
     };
-    let mut app = App::new();
     app.add_plugins((TaskPoolPlugin::default(), TimePlugin))
         .add_plugins(plugin)
         .save_component::<Position>()

@@ -439,12 +439,20 @@ pub(crate) fn needs_full_save(
         return false;
     };
     let [since, shown] = incremental.hidden_since(slot, hidden);
+    // Saveable at `mark`: `Saveable` added no later, or taken off and put back since (the log
+    // has its loss).
     let held = |entity: &Entity| {
         world
             .get_entity(*entity)
             .ok()
             .and_then(|e| e.get_ref::<Saveable>())
-            .is_some_and(|saveable| !saveable.added().is_newer_than(mark.tick, now))
+            .is_some_and(|saveable| {
+                !saveable.added().is_newer_than(mark.tick, now)
+                    || incremental
+                        .removals_since(mark)
+                        .iter()
+                        .any(|r| r.entity == *entity && matches!(r.left, Left::Entity))
+            })
     };
     let saved = |entity: &Entity| {
         world

@@ -321,6 +321,7 @@ impl LoadCommand {
         // A slot followed for incremental saves now holds what the world holds, with no id
         // that no entity has.
         let now = world.change_tick();
+        let hidden_now = hidden(world);
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if restored.dangling_references > 0 || restored.unlinked_parents > 0 {
             // The slot holds ids, in references or children's links, that no entity here has:
@@ -335,8 +336,9 @@ impl LoadCommand {
                 Unheld::None,
             );
             // Which hidden entities the save holds is unknown (it may hold one the game hid
-            // since it was written): any hidden now makes the next save a full one.
-            incremental.note_hidden(self.slot, Vec::new());
+            // since it was written, and lack one the game hid before): any hidden at the next
+            // save, or shown since, makes it a full one.
+            incremental.note_loaded_hidden(self.slot, hidden_now);
             // The registered resources the save lacks and the world has: the slot does not
             // hold them, so its next delta writes them (noted after the mark, as a removal put
             // back).

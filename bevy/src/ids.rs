@@ -38,8 +38,8 @@ pub(crate) type SavedEntity = (With<Saveable>, AnyEntity);
 /// or the unsaved root its saved entities hang from, so that a load in a new session finds
 /// them again); ids it gives must be unique and below [`SaveId::MAX`]. The plugin gives out
 /// only ids above every id it has seen on a saved entity or on a saved entity's parent, in a
-/// save or a load, and above every id an unsaved entity holds when it gives them, so it never
-/// gives one the game gave.
+/// save or a load, and above every id an unsaved entity, or one a game's own disabling
+/// component hides, holds when it gives them, so it never gives one the game gave.
 ///
 /// An id cannot be changed in place (the component is immutable). To give an entity another
 /// id, insert the new one; or remove it, and the next save gives one. The next incremental
@@ -297,8 +297,9 @@ pub(crate) fn keep_next_above(world: &mut World, top: Option<u32>) {
 }
 
 /// Gives ids to `entities`, in order, from the next free one; returns them with their ids. The
-/// next free one is above every id an unsaved entity holds too (the game's own, on an entity no
-/// save has seen yet, which a saved child may link to later).
+/// next free one is above every id an entity no save sees holds too: an unsaved one (the
+/// game's own id, on an entity no save has seen yet, which a saved child may link to later),
+/// or one a game's own disabling component hides (shown again, it would hold an id twice).
 pub(crate) fn give_ids(
     world: &mut World,
     entities: &[Entity],
@@ -308,7 +309,7 @@ pub(crate) fn give_ids(
     }
     let mut unsaved = world.query_filtered::<&SaveId, (Without<Saveable>, AnyEntity)>();
     let top = unsaved.iter(world).map(|id| id.get()).max();
-    keep_next_above(world, top);
+    keep_next_above(world, top.max(top_hidden(world)));
     let mut next = world.get_resource::<NextSaveId>().map_or(0, |n| n.0);
     let mut given = Vec::with_capacity(entities.len());
     for entity in entities {
@@ -320,6 +321,33 @@ pub(crate) fn give_ids(
     world.insert_batch(given);
     world.insert_resource(NextSaveId(next));
     Ok(pairs)
+}
+
+/// The highest id an entity a game's own disabling component hides holds (read through the
+/// archetypes: a query would leave the entity out).
+fn top_hidden(world: &World) -> Option<u32> {
+    let save_id = world.component_id::<SaveId>()?;
+    let hiding = hiding(world);
+    world
+        .archetypes()
+        .iter()
+        .filter(|a| a.contains(save_id) && hiding.iter().any(|id| a.contains(*id)))
+        .flat_map(|a| a.entities())
+        .filter_map(|e| world.get::<SaveId>(e.id()).map(|id| id.get()))
+        .max()
+}
+
+/// The disabling components a game registered (Bevy's `Disabled` aside: disabled entities are
+/// saved).
+fn hiding(world: &World) -> Vec<ComponentId> {
+    let Some(filters) = world.get_resource::<DefaultQueryFilters>() else {
+        return Vec::new();
+    };
+    let disabled = world.component_id::<Disabled>();
+    filters
+        .disabling_ids()
+        .filter(|id| Some(*id) != disabled)
+        .collect()
 }
 
 /// The saved entities without an id, in the order they were spawned (mostly: indices are
@@ -338,18 +366,11 @@ pub(crate) fn without_ids(world: &mut World) -> Vec<Entity> {
 /// one (a delta cannot say that an entity it does not see left, or came back: see
 /// `needs_full_save`).
 pub(crate) fn hidden(world: &World) -> Vec<Entity> {
-    let (Some(saveable), Some(filters)) = (
-        world.component_id::<Saveable>(),
-        world.get_resource::<DefaultQueryFilters>(),
-    ) else {
+    let Some(saveable) = world.component_id::<Saveable>() else {
         return Vec::new();
     };
     let children = world.component_id::<Children>();
-    let disabled = world.component_id::<Disabled>();
-    let hiding: Vec<ComponentId> = filters
-        .disabling_ids()
-        .filter(|id| Some(*id) != disabled)
-        .collect();
+    let hiding = hiding(world);
     if hiding.is_empty() {
         return Vec::new();
     }

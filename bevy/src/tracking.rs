@@ -76,11 +76,21 @@ pub(crate) struct Incremental {
     /// By slot: the ids it may hold in references and holds no entity with.
     unheld: HashMap<SlotId, BTreeSet<u32>>,
     /// By slot: the saved entities and parents a game's disabling component hid when the slot
-    /// was last saved (`ids::hidden`), none of which the slot holds, or links to. Unknown (after a load,
-    /// which may leave a hidden entity the save holds in the world) reads as none.
-    hidden: HashMap<SlotId, Vec<Entity>>,
+    /// was last saved or loaded (`ids::hidden`).
+    hidden: HashMap<SlotId, Hidden>,
     log: Vec<Removal>,
     next_seq: u64,
+}
+
+/// The entities a game's disabling component hid when a slot was last saved or loaded.
+#[derive(Debug, Default)]
+struct Hidden {
+    /// In order.
+    entities: Vec<Entity>,
+    /// Whether the slot may hold some of them: after a load, which leaves the hidden entities
+    /// in the world, those the save holds among them (it may hold one the game hid since it
+    /// was written). After a save, it holds none of them, nor links to them.
+    held: bool,
 }
 
 impl Incremental {
@@ -120,23 +130,36 @@ impl Incremental {
 
     /// The slot was saved with `hidden` left out (see [`Incremental::hidden_since`]).
     pub(crate) fn note_hidden(&mut self, slot: SlotId, hidden: Vec<Entity>) {
-        if hidden.is_empty() {
+        self.keep_hidden(slot, hidden, false);
+    }
+
+    /// The slot was loaded with `hidden` hidden (see [`Incremental::hidden_since`]): the slot
+    /// may hold some of them.
+    pub(crate) fn note_loaded_hidden(&mut self, slot: SlotId, hidden: Vec<Entity>) {
+        self.keep_hidden(slot, hidden, true);
+    }
+
+    fn keep_hidden(&mut self, slot: SlotId, entities: Vec<Entity>, held: bool) {
+        if entities.is_empty() && !held {
             self.hidden.remove(&slot);
         } else {
-            self.hidden.insert(slot, hidden);
+            self.hidden.insert(slot, Hidden { entities, held });
         }
     }
 
     /// How the saved entities and parents a game's disabling component hides differ from those
-    /// hidden when
-    /// `slot` was last saved (`hidden`: as `ids::hidden` finds them now, in order): those
-    /// hidden since, and those no longer hidden. After a load (unknown), every hidden entity
-    /// is one hidden since.
+    /// hidden when `slot` was last saved or loaded (`hidden`: as `ids::hidden` finds them now,
+    /// in order): those hidden since, and those no longer hidden. After a load, every hidden
+    /// entity is one hidden since (the slot may hold it), and every one hidden at the load
+    /// and shown now is one no longer hidden (the slot may lack it).
     pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> [Vec<Entity>; 2] {
-        let then = self.hidden.get(&slot).map_or(&[][..], Vec::as_slice);
+        let (then, held) = self
+            .hidden
+            .get(&slot)
+            .map_or((&[][..], false), |h| (h.entities.as_slice(), h.held));
         let since = hidden
             .iter()
-            .filter(|e| then.binary_search(e).is_err())
+            .filter(|e| held || then.binary_search(e).is_err())
             .copied()
             .collect();
         let shown = then

@@ -5,7 +5,9 @@
 //! reordered, a resource, roots spawned with ids the game gives them (now and then a despawned
 //! entity's), unsaved anchors with the game's ids that saved leaves hang from (despawned, or
 //! given other ids or none), saved entities given new ids, their ids taken away or swapped
-//! between two, entities disabled and enabled, the score resource dropped and started again),
+//! between two, entities disabled and enabled, saved entities and anchors hidden by a disabling
+//! component of the game's and shown again (changed, despawned or no longer saved while
+//! hidden), the score resource dropped and started again),
 //! then saves the slot (a delta, now and then a full save, sometimes two deltas in a frame),
 //! and now and then loads the slot in place or compacts its journal. A second test saves two
 //! slots in turn and loads one or the other between saves (a load takes back the entities the
@@ -37,6 +39,15 @@ fn chance(rng: &mut Rng, percent: u64) -> bool {
 struct Root;
 #[derive(Component)]
 struct Leaf;
+/// The game's own disabling component (a pooled or prefab entity): saves leave the entities
+/// it hides out, and links and references to them.
+#[derive(Component)]
+struct Hidden;
+
+/// Every entity, those the game hides too: [`Hidden`] named, so the default filters let it
+/// through.
+type Any = (Allow<Disabled>, Allow<Hidden>);
+
 /// An unsaved parent with an id of the game's (a level's node, say): saved children link to it
 /// by its id, and a new app that loads the slot has one of its own with the same id.
 #[derive(Component)]
@@ -45,7 +56,7 @@ struct Anchor;
 /// The world a new app loads from `slot`, with an unsaved anchor for each of `anchors` (ids)
 /// spawned first, and its score.
 fn loaded(dir: &std::path::Path, slot: SlotId, anchors: &[u32]) -> (BTreeMap<u32, Observed>, u64) {
-    let mut app = app(dir);
+    let mut app = app_hiding::<Hidden>(builder(dir));
     for id in anchors {
         app.world_mut().spawn((Anchor, SaveId::new(*id).unwrap()));
     }
@@ -72,7 +83,7 @@ fn game_id(world: &mut World, rng: &mut Rng) -> SaveId {
     if seen > 0 && chance(rng, 30) {
         let again = 1 + below(rng, seen as usize) as u32;
         let held = world
-            .query_filtered::<&SaveId, Allow<Disabled>>()
+            .query_filtered::<&SaveId, Any>()
             .iter(world)
             .any(|id| id.get() == again);
         if !held {
@@ -87,7 +98,7 @@ fn game_id(world: &mut World, rng: &mut Rng) -> SaveId {
 /// The highest id in the world.
 fn highest(world: &mut World) -> u32 {
     world
-        .query_filtered::<&SaveId, Allow<Disabled>>()
+        .query_filtered::<&SaveId, Any>()
         .iter(world)
         .map(|id| id.get())
         .max()
@@ -121,7 +132,7 @@ fn pick_leaf_or_root(world: &mut World, rng: &mut Rng, leaf_percent: u64) -> Opt
 
 fn targeted(world: &mut World, e: Entity) -> bool {
     world
-        .query_filtered::<&Target, Allow<Disabled>>()
+        .query_filtered::<&Target, Any>()
         .iter(world)
         .any(|t| t.entity == e)
 }
@@ -140,7 +151,7 @@ fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
 /// One to six random steps of play.
 fn play(world: &mut World, rng: &mut Rng) {
     for _ in 0..=below(rng, 6) {
-        match below(rng, 16) {
+        match below(rng, 17) {
             0 => {
                 let y = below(rng, 9) as f32;
                 let root = world.spawn((Saveable, Root, Position { x: 0.0, y })).id();
@@ -340,6 +351,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                     }
                 }
             }
+            15 => hide_or_show(world, rng),
             // The score goes up; now and then the game drops it, or starts it again.
             _ => match world.get_resource_mut::<Score>() {
                 Some(_) if chance(rng, 8) => {
@@ -352,9 +364,64 @@ fn play(world: &mut World, rng: &mut Rng) {
     }
 }
 
+/// A saved entity or an anchor hidden ([`Hidden`]), or one hidden before picked; then, now and
+/// then, changed while hidden (a component removed, a value changed, `Saveable` taken off one
+/// nobody points at, with its link) or despawned, and shown again or not. Hidden, changed and
+/// shown between two saves, it is saved as a change only.
+fn hide_or_show(world: &mut World, rng: &mut Rng) {
+    let mut hidden: Vec<Entity> = world
+        .query_filtered::<Entity, (With<Hidden>, Allow<Disabled>)>()
+        .iter(world)
+        .collect();
+    hidden.sort();
+    let e = if hidden.is_empty() || chance(rng, 50) {
+        let picked = if chance(rng, 20) {
+            let mut anchors: Vec<Entity> = world
+                .query_filtered::<Entity, (With<Anchor>, Allow<Disabled>)>()
+                .iter(world)
+                .collect();
+            anchors.sort();
+            (!anchors.is_empty()).then(|| anchors[below(rng, anchors.len())])
+        } else {
+            pick_leaf_or_root(world, rng, 70)
+        };
+        let Some(e) = picked else {
+            return;
+        };
+        world.entity_mut(e).insert(Hidden);
+        if chance(rng, 50) {
+            return;
+        }
+        e
+    } else {
+        hidden[below(rng, hidden.len())]
+    };
+    match below(rng, 6) {
+        0 => {
+            world.entity_mut(e).remove::<Health>();
+        }
+        1 => {
+            if let Some(mut p) = world.get_mut::<Position>(e) {
+                p.y += 1.0;
+            }
+        }
+        2 if world.get::<Leaf>(e).is_some() && !targeted(world, e) => {
+            world.entity_mut(e).remove::<(Saveable, ChildOf)>();
+        }
+        3 => {
+            world.despawn(e);
+            return;
+        }
+        _ => {}
+    }
+    if chance(rng, 60) {
+        world.entity_mut(e).remove::<Hidden>();
+    }
+}
+
 /// A new app over `dir` and its random generator, after ten steps of play.
 fn start(dir: &std::path::Path, seed: u64, compact_at: u32) -> (bevy_app::App, Rng) {
-    let mut app = app_with(builder(dir).compact_at(compact_at));
+    let mut app = app_hiding::<Hidden>(builder(dir).compact_at(compact_at));
     app.insert_resource(Score(0));
     let mut rng = Rng::new(seed);
     for _ in 0..10 {
@@ -382,7 +449,7 @@ fn saved(
     let expected = observe(app.world_mut());
     let anchors: Vec<u32> = app
         .world_mut()
-        .query_filtered::<&SaveId, (With<Anchor>, Allow<Disabled>)>()
+        .query_filtered::<&SaveId, (With<Anchor>, Any)>()
         .iter(app.world())
         .map(|id| id.get())
         .collect();

@@ -79,12 +79,12 @@ pub fn app_with(builder: ManagerBuilder) -> App {
     app_on(App::new(), builder)
 }
 
-/// [`app`], with `C` a disabling component registered before the plugin is added (the order
-/// Bevy's docs give: the plugin's queries are built with it).
-pub fn app_hiding<C: Component>(dir: &Path) -> App {
+/// [`app_with`], with `C` a disabling component registered before the plugin is added (the
+/// order Bevy's docs give: the plugin's queries are built with it).
+pub fn app_hiding<C: Component>(builder: ManagerBuilder) -> App {
     let mut app = App::new();
     app.world_mut().register_disabling_component::<C>();
-    app_on(app, builder(dir))
+    app_on(app, builder)
 }
 
 /// `app` with the plugin over `builder` and the test types registered.
@@ -172,10 +172,12 @@ pub fn build_world(world: &mut World, entities: usize) -> Entity {
 /// The ids the world's entities hold (saved or not), ascending; fails, naming `at`, on an id
 /// two entities hold.
 pub fn unique_ids(world: &mut World, at: &str) -> Vec<u32> {
+    // Every entity, those any disabling component hides too (a query would leave them out).
     let mut ids: Vec<u32> = world
-        .query_filtered::<&savegame_bevy::SaveId, Allow<Disabled>>()
-        .iter(world)
-        .map(|id| id.get())
+        .archetypes()
+        .iter()
+        .flat_map(|archetype| archetype.entities())
+        .filter_map(|e| id_of(world, e.id()))
         .collect();
     ids.sort_unstable();
     let mut unique = ids.clone();
@@ -205,26 +207,38 @@ fn id_of(world: &World, entity: Entity) -> Option<u32> {
 }
 
 /// Every saved entity of the world, by save id, disabled ones too (`Disabled` is not
-/// registered: it is not saved, and a new app loads them enabled).
+/// registered: it is not saved, and a new app loads them enabled). Entities a game's own
+/// disabling component hides are left out, as saves leave them out: they are not observed, nor
+/// seen as a target, a parent or a child.
 pub fn observe(world: &mut World) -> std::collections::BTreeMap<u32, Observed> {
     let mut query = world
         .query_filtered::<(Entity, &savegame_bevy::SaveId), (With<Saveable>, Allow<Disabled>)>();
     let entities: Vec<(Entity, u32)> = query.iter(world).map(|(e, id)| (e, id.get())).collect();
+    let shown: std::collections::HashSet<Entity> = world
+        .query_filtered::<Entity, Allow<Disabled>>()
+        .iter(world)
+        .collect();
     entities
         .into_iter()
         .map(|(entity, id)| {
             let w = &*world;
+            let seen = |e: Entity| shown.contains(&e).then_some(e);
             let observed = Observed {
                 position: w.get::<Position>(entity).copied(),
                 health: w.get::<Health>(entity).copied(),
-                target: w
-                    .get::<Target>(entity)
-                    .map(|t| w.get::<Saveable>(t.entity).and_then(|_| id_of(w, t.entity))),
+                target: w.get::<Target>(entity).map(|t| {
+                    seen(t.entity)
+                        .filter(|t| w.get::<Saveable>(*t).is_some())
+                        .and_then(|t| id_of(w, t))
+                }),
                 label: w.get::<Label>(entity).cloned(),
-                parent: w.get::<ChildOf>(entity).and_then(|c| id_of(w, c.parent())),
+                parent: w
+                    .get::<ChildOf>(entity)
+                    .and_then(|c| seen(c.parent()))
+                    .and_then(|parent| id_of(w, parent)),
                 children: w
                     .get::<Children>(entity)
-                    .map(|c| c.iter().map(|c| id_of(w, c)).collect())
+                    .map(|c| c.iter().filter_map(seen).map(|c| id_of(w, c)).collect())
                     .unwrap_or_default(),
             };
             (id, observed)

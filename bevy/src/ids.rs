@@ -328,6 +328,9 @@ pub(crate) fn give_ids(
 fn top_hidden(world: &World) -> Option<u32> {
     let save_id = world.component_id::<SaveId>()?;
     let hiding = hiding(world);
+    if hiding.is_empty() {
+        return None;
+    }
     world
         .archetypes()
         .iter()

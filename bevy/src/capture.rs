@@ -323,10 +323,20 @@ pub(crate) fn copy_delta(
     // Resources removed and put back since, or left in the world by a load of a save that
     // lacks them: written whatever their ticks.
     let mut put_back: Vec<usize> = Vec::new();
+    // Entities that lost `Saveable` since the mark and had it from before: saved at the mark.
+    let mut saved_then: Vec<Entity> = Vec::new();
     if let Some(incremental) = world.get_resource::<Incremental>() {
         for removal in incremental.removals_since(mark) {
             match removal.left {
-                Left::Entity => removed.push((removal.entity, removal.id)),
+                Left::Entity => {
+                    removed.push((removal.entity, removal.id));
+                    if removal
+                        .saved_from
+                        .is_some_and(|tick| !tick.is_newer_than(since, now))
+                    {
+                        saved_then.push(removal.entity);
+                    }
+                }
                 Left::Parent => moved.push(removal.entity),
                 Left::Component(index) => lost.push((index, removal.id)),
                 // Its id discarded: by a despawn, or with the same id put back (an entity
@@ -340,6 +350,17 @@ pub(crate) fn copy_delta(
     }
     whole.sort_unstable();
     whole.dedup();
+    // An entity alive at the mark and not saved then, saved now (`Saveable` added after the
+    // mark, and not one that lost it since and had it from before): the slot may hold
+    // references to it written as no entity, which a delta would leave as they are, and a
+    // full save writes to it. (Each save that found such an entity was a full one, so the
+    // slot holds no such reference to an entity saved then.)
+    saved_then.sort_unstable();
+    let newly_saved =
+        |e: &Entity| saved_since(world, *e, since, now) && saved_then.binary_search(e).is_err();
+    if whole.iter().any(newly_saved) {
+        return Ok(Delta::Full(metadata));
+    }
     moved.extend_from_slice(&whole);
     moved.sort_unstable();
     moved.dedup();
@@ -418,16 +439,17 @@ pub(crate) fn copy_delta(
 ///   parent it is;
 /// - a registered resource was removed, and is still missing: a load leaves a resource the
 ///   save lacks as it is;
-/// - an entity saveable at `mark` is hidden by a game's disabling component now (the slot
-///   holds it; a full save leaves it out), or one hidden then is saved and shown now (the slot
-///   lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`). Hidden
-///   entities spawned or made saveable since, and ones despawned, change nothing;
-/// - a parent of an entity saveable at `mark` is hidden now and was not then, or the reverse:
-///   the slot holds the child's link as it was (a full save links no child to a hidden
-///   parent), and the delta writes the child only if its own link changed.
+/// - a saved entity alive at `mark` is hidden by a game's disabling component now (the slot
+///   may hold it; a full save leaves it out), or one hidden then is saved and shown now (the
+///   slot lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`).
+///   Hidden entities spawned since, and ones despawned, change nothing;
+/// - a parent of a saved entity alive at `mark` is hidden now and was not then, or the
+///   reverse: the slot holds the child's link as it was (a full save links no child to a
+///   hidden parent), and the delta writes the child only if its own link changed.
 ///
-/// [`copy_delta`] finds the last case, once it knows the ids it writes: a new entity under an
-/// id the slot may hold in references ([`Delta::Full`]).
+/// [`copy_delta`] finds two more cases, once it knows what it writes: an entity alive at
+/// `mark` saved since (the slot may hold references to it as no entity), and a new entity
+/// under an id the slot may hold in references ([`Delta::Full`]).
 pub(crate) fn needs_full_save(
     world: &World,
     slot: SlotId,
@@ -439,20 +461,12 @@ pub(crate) fn needs_full_save(
         return false;
     };
     let [since, shown] = incremental.hidden_since(slot, hidden);
-    // Saveable at `mark`: `Saveable` added no later, or taken off and put back since (the log
-    // has its loss).
+    // Saved now, and alive at `mark`: the slot may hold it (`Saveable` may have been taken off
+    // and put back since, which renews its added tick).
     let held = |entity: &Entity| {
-        world
-            .get_entity(*entity)
-            .ok()
-            .and_then(|e| e.get_ref::<Saveable>())
-            .is_some_and(|saveable| {
-                !saveable.added().is_newer_than(mark.tick, now)
-                    || incremental
-                        .removals_since(mark)
-                        .iter()
-                        .any(|r| r.entity == *entity && matches!(r.left, Left::Entity))
-            })
+        world.get_entity(*entity).is_ok_and(|e| {
+            e.contains::<Saveable>() && !e.spawn_tick().is_newer_than(mark.tick, now)
+        })
     };
     let saved = |entity: &Entity| {
         world
@@ -483,6 +497,15 @@ pub(crate) fn needs_full_save(
                 .is_some_and(|entry| !(entry.present)(world)),
             Left::Entity | Left::Component(_) | Left::Parent => false,
         })
+}
+
+/// Whether `entity` was alive at `since` and its [`Saveable`] was added after it.
+fn saved_since(world: &World, entity: Entity, since: Tick, now: Tick) -> bool {
+    world.get_entity(entity).is_ok_and(|e| {
+        !e.spawn_tick().is_newer_than(since, now)
+            && e.get_ref::<Saveable>()
+                .is_some_and(|saveable| saveable.added().is_newer_than(since, now))
+    })
 }
 
 /// How many saved entities (with an id) the world has, from its archetypes' sizes.

@@ -124,7 +124,7 @@ impl<T: Component + Clone> Copied<T> {
     /// delta's worker has no map of the whole world); adds the references to unsaved entities
     /// to `unsaved`.
     fn some(world: &World, entities: &[(Entity, u32)], unsaved: &mut usize) -> Self {
-        let mut mapper = WorldMapper { world, unsaved: 0 };
+        let mut mapper = WorldMapper::new(world);
         let mut copied = Copied::empty();
         // A query's state looks each entity up without finding `T`'s column by its type
         // again, as `World::get` does.
@@ -166,7 +166,7 @@ impl<T: Component + Clone> Copied<T> {
             let mut query = ticks::saved::<(Entity, &SaveId, Ref<T>)>(world);
             let world: &World = world;
             let mut copied = Copied::empty();
-            let mut mapper = WorldMapper { world, unsaved: 0 };
+            let mut mapper = WorldMapper::new(world);
             let mut take = |entity: Entity, id: u32, value: &T| {
                 if whole.binary_search_by_key(&entity, |(e, _)| *e).is_ok() {
                     return;
@@ -333,7 +333,7 @@ pub(crate) fn copy_resource<R: Resource + Serialize + Clone>(
     unsaved: &mut usize,
 ) -> Option<Box<dyn Column>> {
     let mut resource = world.get_resource::<R>()?.clone();
-    let mut mapper = WorldMapper { world, unsaved: 0 };
+    let mut mapper = WorldMapper::new(world);
     R::map_entities(&mut resource, &mut mapper);
     *unsaved += mapper.unsaved;
     Some(Box::new(CopiedResource(resource)))

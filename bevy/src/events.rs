@@ -321,7 +321,11 @@ impl LoadCommand {
         // A slot followed for incremental saves now holds what the world holds, with no id
         // that no entity has.
         let now = world.change_tick();
-        let hidden_now = hidden(world);
+        // The hidden entities the load leaves, for a slot followed for incremental saves.
+        let followed = world
+            .get_resource::<Incremental>()
+            .is_some_and(|i| i.mark_of(self.slot).is_some());
+        let hidden_now = if followed { hidden(world) } else { Vec::new() };
         let mut incremental = world.get_resource_or_init::<Incremental>();
         if restored.dangling_references > 0 || restored.unlinked_parents > 0 {
             // The slot holds ids, in references or children's links, that no entity here has:
@@ -407,11 +411,14 @@ pub trait SavegameCommands {
     /// compaction of its journal, after the game gave an entity another `SaveId` or took its
     /// id away, after it removed a registered resource, after a load of the slot that found a
     /// reference or a parent's id with no entity, and the one that would write a saved entity
-    /// under an id the slot's deltas removed (the slot may hold it in references). So is the
-    /// one after the game hid a saved entity with a disabling component of its own, or showed
-    /// one again, or did so to the parent of a saved child (saves leave hidden entities out,
-    /// and links to them, and a delta does not see them), and the first after a load while
-    /// any is hidden. The frame pays a pass over the registered
+    /// under an id the slot's deltas removed (the slot may hold it in references), and the one
+    /// that saves an entity alive at the slot's last save and not saved then (`Saveable`
+    /// added to it since: the slot may hold references to it as no entity). So is the one
+    /// after the game hid a saved entity with a disabling component of its own, or showed one
+    /// again, or did so to the parent of a saved child (saves leave hidden entities out, and
+    /// links and references to them, and a delta does not see them), and, after a load, the
+    /// first while an entity is hidden or once one hidden at the load is shown. The frame pays
+    /// a pass over the registered
     /// components' change ticks and a copy of the changed values; the manager's worker
     /// serializes, seals and appends, and compacts the journal when it grows past its share of
     /// the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).

@@ -167,10 +167,24 @@ impl EntityMapper for ToStable<'_> {
 }
 
 /// Save side, in the frame: the same, looking each entity up in the world (for the few values
-/// a delta or a resource holds).
+/// a delta or a resource holds). An entity a game's own disabling component hides is not
+/// saved, as a full save finds it among none of its saved entities.
 pub(crate) struct WorldMapper<'w> {
-    pub(crate) world: &'w World,
+    world: &'w World,
+    /// The game's disabling components ([`hiding`]).
+    hiding: Vec<ComponentId>,
     pub(crate) unsaved: usize,
+}
+
+impl<'w> WorldMapper<'w> {
+    /// A mapper over `world`, with no reference to an unsaved entity met yet.
+    pub(crate) fn new(world: &'w World) -> Self {
+        WorldMapper {
+            world,
+            hiding: hiding(world),
+            unsaved: 0,
+        }
+    }
 }
 
 impl EntityMapper for WorldMapper<'_> {
@@ -183,6 +197,7 @@ impl EntityMapper for WorldMapper<'_> {
             .get_entity(source)
             .ok()
             .filter(|e| e.contains::<Saveable>())
+            .filter(|e| !self.hiding.iter().any(|id| e.archetype().contains(*id)))
             .and_then(|e| e.get::<SaveId>().copied());
         match saved {
             Some(id) => stand_in(id.get()),
@@ -342,7 +357,7 @@ fn top_hidden(world: &World) -> Option<u32> {
 
 /// The disabling components a game registered (Bevy's `Disabled` aside: disabled entities are
 /// saved).
-fn hiding(world: &World) -> Vec<ComponentId> {
+pub(crate) fn hiding(world: &World) -> Vec<ComponentId> {
     let Some(filters) = world.get_resource::<DefaultQueryFilters>() else {
         return Vec::new();
     };

@@ -49,6 +49,9 @@ pub(crate) struct Removal {
     pub(crate) entity: Entity,
     pub(crate) id: u32,
     pub(crate) left: Left,
+    /// When the entity's `Saveable` was added, if it had one: it was saved (or hidden) at every
+    /// save since.
+    pub(crate) saved_from: Option<Tick>,
 }
 
 /// What left a saved entity.
@@ -187,6 +190,17 @@ impl Incremental {
 
     /// Notes that `left` left the saved entity `entity` (id `id`), if a slot needs to know.
     pub(crate) fn note(&mut self, entity: Entity, id: u32, left: Left) {
+        self.note_saved_from(entity, id, left, None);
+    }
+
+    /// [`note`](Self::note), with when the entity's `Saveable` was added, if it has one.
+    pub(crate) fn note_saved_from(
+        &mut self,
+        entity: Entity,
+        id: u32,
+        left: Left,
+        saved_from: Option<Tick>,
+    ) {
         if self.slots.is_empty() {
             return;
         }
@@ -197,6 +211,7 @@ impl Incremental {
             entity,
             id,
             left,
+            saved_from,
         });
         if self.log.len() > LOG_LIMIT {
             let oldest = self

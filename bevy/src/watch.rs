@@ -4,6 +4,7 @@
 //! (`SaveId`'s own discard hook notes the ids that go: see [`SaveId`].)
 
 use bevy_app::App;
+use bevy_ecs::change_detection::DetectChanges;
 use bevy_ecs::component::Component;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
@@ -37,11 +38,12 @@ fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
         let Ok(held) = world.get_entity(entity) else {
             return;
         };
-        let noted = matches!(of, Of::Any) || held.contains::<Saveable>();
+        let saved_from = held.get_ref::<Saveable>().map(|saveable| saveable.added());
+        let noted = matches!(of, Of::Any) || saved_from.is_some();
         if let Some(id) = held.get::<SaveId>().map(|id| id.get()).filter(|_| noted)
             && let Some(mut incremental) = world.get_resource_mut::<Incremental>()
         {
-            incremental.note(entity, id, left);
+            incremental.note_saved_from(entity, id, left, saved_from);
         }
     });
 }

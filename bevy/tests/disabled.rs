@@ -278,7 +278,8 @@ struct Hidden {
     parent: Entity,
 }
 
-/// Two saved entities, and two the game hides (or, `hide` false, shows): one saved, one not.
+/// Two saved entities; two the game hides (or, `hide` false, shows), one saved and one not;
+/// and an unsaved parent of a saved child.
 fn hidden_world(world: &mut World, hide: bool) -> Hidden {
     let mut saved = |x: f32| {
         let health = Health { current: 3, max: 9 };
@@ -309,15 +310,17 @@ fn hidden_world(world: &mut World, hide: bool) -> Hidden {
 /// saved as a delta in one slot and as a full save in another, and a new app loads the same
 /// world from both. (A full save leaves hidden entities out, and what points at them: a delta
 /// must too.) The new app holds what a game keeps outside its saves: the entities the game hid,
-/// under their ids, and shown, so that a save's link or reference to one would be seen. The game registers its disabling component before the plugin is added, as Bevy's
-/// docs say, or after.
+/// under their ids, and shown, so that a save's link to one would be seen; a reference to one
+/// loads as no entity either way, and the load's count of references to ids the save lacks
+/// tells them apart. The game registers its disabling component before the plugin is added, as
+/// Bevy's docs say, or after.
 #[test]
 fn a_delta_saves_what_a_full_save_does() {
     const FULL: SlotId = SlotId::Numbered(6);
     let unchanged: Change = |_, _| {};
     // Each: what it is, a change before the first save, one between the two, and whether the
     // second incremental save is a delta (a full one where a delta cannot say what changed).
-    let changes: [(&str, Change, Change, bool); 6] = [
+    let changes: [(&str, Change, Change, bool); 8] = [
         (
             "hidden, then no longer saved",
             unchanged,
@@ -364,9 +367,35 @@ fn a_delta_saves_what_a_full_save_does() {
             },
             false,
         ),
-        // A delta writes the id of a hidden target, where a full save writes none: no save the
-        // slot may hold until its next full save has the target (hiding a saved entity, or
-        // showing one, makes the next save a full one), so both load as no entity.
+        // Not hidden: an unsaved entity a saved one points at is saved since (the slot holds
+        // the reference as no entity, which a delta would not write again); and a saved one
+        // taken off and put back (the slot holds it, and the references to it).
+        (
+            "an unsaved entity pointed at, saved since",
+            |world, h| {
+                world
+                    .entity_mut(h.first)
+                    .insert(Target { entity: h.parent });
+            },
+            |world, h| {
+                world.entity_mut(h.parent).insert(Saveable);
+            },
+            false,
+        ),
+        (
+            "a saved entity pointed at, no longer saved and saved again",
+            |world, h| {
+                world
+                    .entity_mut(h.first)
+                    .insert(Target { entity: h.second });
+            },
+            |world, h| {
+                world.entity_mut(h.second).remove::<Saveable>();
+                world.entity_mut(h.second).insert(Saveable);
+            },
+            true,
+        ),
+        // A reference to a hidden entity is written as no entity, as a full save writes it.
         (
             "a reference to a hidden entity",
             unchanged,
@@ -416,23 +445,19 @@ fn a_delta_saves_what_a_full_save_does() {
             // Only the entities the game hid, shown: the saved ones are the load's.
             fresh.world_mut().despawn(shown.first);
             fresh.world_mut().despawn(shown.second);
-            // Kept by the load (it is not saved), so that a reference to its id would find it.
-            fresh
-                .world_mut()
-                .entity_mut(shown.target)
-                .remove::<Saveable>();
             load_slot(&mut fresh, slot);
-            let world = fresh.world_mut();
-            // The id of each target, saved or not.
-            let targets: Vec<(u32, Option<u32>)> = world
-                .query::<(&SaveId, &Target)>()
-                .iter(world)
-                .map(|(id, t)| (id.get(), world.get::<SaveId>(t.entity).map(|t| t.get())))
-                .collect();
-            (observe(world), targets)
+            // A reference to an id the save lacks loads as no entity, as one the save wrote as
+            // none does; the load counts the first kind.
+            let dangling = drain::<savegame_bevy::Loaded>(&mut fresh)
+                .last()
+                .map(|loaded| loaded.dangling_references);
+            (observe(fresh.world_mut()), dangling)
         };
-        let ((delta, delta_targets), (full, full_targets)) = (loaded(SLOT), loaded(FULL));
+        let ((delta, delta_dangling), (full, full_dangling)) = (loaded(SLOT), loaded(FULL));
         assert_same(&delta, &full, what);
-        assert_eq!(delta_targets, full_targets, "{what}");
+        assert_eq!(
+            delta_dangling, full_dangling,
+            "{what}: references to ids the save lacks"
+        );
     }
 }

@@ -156,13 +156,6 @@ fn pick_leaf_or_root(world: &mut World, rng: &mut Rng, leaf_percent: u64) -> Opt
     pick_kind(world, rng, leaf)
 }
 
-fn targeted(world: &mut World, e: Entity) -> bool {
-    world
-        .query_filtered::<&Target, Any>()
-        .iter(world)
-        .any(|t| t.entity == e)
-}
-
 /// A child's place: under `parent`, last or at a random index.
 fn adopt(world: &mut World, rng: &mut Rng, parent: Entity, child: Entity) {
     if chance(rng, 50) {
@@ -239,8 +232,9 @@ fn play(world: &mut World, rng: &mut Rng) {
                 }
             }
             6 => {
-                // `Saveable` put back on a leaf, or taken off one nobody points at (with its
-                // link), its values changed while it is not saved.
+                // `Saveable` put back on a leaf, or taken off one (with its link), its values
+                // changed while it is not saved; what points at it points at an unsaved
+                // entity until it is saved again.
                 let mut off: Vec<Entity> = world
                     .query_filtered::<Entity, (With<Leaf>, Without<Saveable>, Allow<Disabled>)>()
                     .iter(world)
@@ -249,9 +243,7 @@ fn play(world: &mut World, rng: &mut Rng) {
                 if !off.is_empty() && chance(rng, 60) {
                     let e = off[below(rng, off.len())];
                     world.entity_mut(e).insert(Saveable);
-                } else if let Some(e) = pick::<Leaf>(world, rng)
-                    && !targeted(world, e)
-                {
+                } else if let Some(e) = pick::<Leaf>(world, rng) {
                     world.entity_mut(e).remove::<(Saveable, ChildOf)>();
                     if chance(rng, 30) {
                         world.entity_mut(e).remove::<Position>();
@@ -390,10 +382,11 @@ fn play(world: &mut World, rng: &mut Rng) {
     }
 }
 
-/// A saved entity or an anchor hidden ([`Hidden`] or [`Pooled`]), or one hidden before picked; then, now and
-/// then, changed while hidden (a component removed, a value changed, `Saveable` taken off one
-/// nobody points at, with its link) or despawned, and shown again or not. Hidden, changed and
-/// shown between two saves, it is saved as a change only.
+/// A saved entity or an anchor hidden ([`Hidden`] or [`Pooled`]), or one hidden before picked;
+/// then, now and then, changed while hidden (a component removed, a value changed, `Saveable`
+/// taken off a leaf, with its link, a saved leaf spawned under it or moved there) or despawned,
+/// and shown again or not. Hidden, changed and shown between two saves, it is saved as a
+/// change only.
 fn hide_or_show(world: &mut World, rng: &mut Rng) {
     let mut hidden: Vec<Entity> = world
         .query_filtered::<Entity, (Or<(With<Hidden>, With<Pooled>)>, Any)>()
@@ -435,7 +428,7 @@ fn hide_or_show(world: &mut World, rng: &mut Rng) {
                 p.y += 1.0;
             }
         }
-        2 if world.get::<Leaf>(e).is_some() && !targeted(world, e) => {
+        2 if world.get::<Leaf>(e).is_some() => {
             world.entity_mut(e).remove::<(Saveable, ChildOf)>();
         }
         3 => {

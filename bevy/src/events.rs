@@ -339,10 +339,10 @@ impl LoadCommand {
                 restored.last_delta.saturating_add(1),
                 Unheld::None,
             );
-            // Which hidden entities the save holds is unknown (it may hold one the game hid
-            // since it was written, and lack one the game hid before): any hidden at the next
-            // save, or shown since, makes it a full one.
-            incremental.note_loaded_hidden(self.slot, hidden_now);
+            // The slot holds the hidden entities the save has (the game hid them since it was
+            // written), and lacks the others: one of the first still hidden at the next save,
+            // or any shown since, makes it a full one.
+            incremental.note_loaded_hidden(self.slot, hidden_now, restored.hidden_in_save);
             // The registered resources the save lacks and the world has: the slot does not
             // hold them, so its next delta writes them (noted after the mark, as a removal put
             // back).
@@ -417,7 +417,8 @@ pub trait SavegameCommands {
     /// after the game hid a saved entity with a disabling component of its own, or showed one
     /// again, or did so to the parent of a saved child (saves leave hidden entities out, and
     /// links and references to them, and a delta does not see them), and, after a load, the
-    /// first while an entity is hidden or once one hidden at the load is shown. The frame pays
+    /// first while an entity the save has is hidden or once one hidden at the load is shown.
+    /// The frame pays
     /// a pass over the registered
     /// components' change ticks and a copy of the changed values; the manager's worker
     /// serializes, seals and appends, and compacts the journal when it grows past its share of

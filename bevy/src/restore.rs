@@ -36,6 +36,9 @@ pub(crate) struct Restored {
     /// The registered resources (by index) the save does not have and the world does: left as
     /// the world had them.
     pub(crate) lacking: Vec<usize>,
+    /// The entities a game's own disabling component hides that the save has (by id): updated
+    /// where they are, and still hidden. In order.
+    pub(crate) hidden_in_save: Vec<Entity>,
 }
 
 fn decode_own<M: DeserializeOwned>(
@@ -283,13 +286,14 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     let mut anchors = IdMap::with_capacity(0);
     let mut kept: Vec<(Entity, u32)> = Vec::new();
     let mut doomed: Vec<Entity> = Vec::new();
-    // Entities the game stopped saving that kept an id the save has saved.
-    let mut unsaved_in_save: Vec<(Entity, u32)> = Vec::new();
+    // Entities the game stopped saving that kept an id the save has saved, and whether a
+    // game's disabling component hides them.
+    let mut unsaved_in_save: Vec<(Entity, u32, bool)> = Vec::new();
     for (entity, id, saved) in query.iter(world) {
         let id = id.get();
         if !saved {
             if in_save(id) {
-                unsaved_in_save.push((entity, id));
+                unsaved_in_save.push((entity, id, false));
             } else {
                 anchors.insert(id, entity);
             }
@@ -315,7 +319,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
                 if let Some(id) = world.get::<SaveId>(entity).map(|id| id.get())
                     && in_save(id)
                 {
-                    unsaved_in_save.push((entity, id));
+                    unsaved_in_save.push((entity, id, true));
                 }
             }
         }
@@ -323,15 +327,20 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
     // Such an entity is taken back (saved again, updated in place), unless a saved entity
     // carries its id; a second entity with the id would be spawned otherwise.
     let mut retaken: Vec<(Entity, Saveable)> = Vec::new();
-    for (entity, id) in unsaved_in_save {
+    let mut hidden_in_save: Vec<Entity> = Vec::new();
+    for (entity, id, hidden) in unsaved_in_save {
         if live.get(id).is_some() {
             anchors.insert(id, entity);
         } else {
             live.insert(id, entity);
             kept.push((entity, id));
             retaken.push((entity, Saveable));
+            if hidden {
+                hidden_in_save.push(entity);
+            }
         }
     }
+    hidden_in_save.sort_unstable();
     world.insert_batch(retaken);
     // Saved entities without an id yet (spawned since the last save): not in the save either.
     let mut idless = world.query_filtered::<Entity, (SavedEntity, Without<SaveId>)>();
@@ -378,6 +387,7 @@ pub(crate) fn restore(world: &mut World, snapshot: &Snapshot) -> Result<Restored
         unlinked_parents,
         last_delta: plan.rewritten.deltas.last().copied().unwrap_or(0),
         lacking,
+        hidden_in_save,
     })
 }
 

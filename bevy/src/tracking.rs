@@ -90,10 +90,10 @@ pub(crate) struct Incremental {
 struct Hidden {
     /// In order.
     entities: Vec<Entity>,
-    /// Whether the slot may hold some of them: after a load, which leaves the hidden entities
-    /// in the world, those the save holds among them (it may hold one the game hid since it
-    /// was written). After a save, it holds none of them, nor links to them.
-    held: bool,
+    /// Those among them the slot holds, in order: after a load, the ones the save has (it may
+    /// hold one the game hid since it was written), which the load updated where they are.
+    /// After a save, none: a save leaves hidden entities out, and links to them.
+    held: Vec<Entity>,
 }
 
 impl Incremental {
@@ -133,36 +133,37 @@ impl Incremental {
 
     /// The slot was saved with `hidden` left out (see [`Incremental::hidden_since`]).
     pub(crate) fn note_hidden(&mut self, slot: SlotId, hidden: Vec<Entity>) {
-        self.keep_hidden(slot, hidden, false);
+        self.note_loaded_hidden(slot, hidden, Vec::new());
     }
 
-    /// The slot was loaded with `hidden` hidden (see [`Incremental::hidden_since`]): the slot
-    /// may hold some of them.
-    pub(crate) fn note_loaded_hidden(&mut self, slot: SlotId, hidden: Vec<Entity>) {
-        self.keep_hidden(slot, hidden, true);
-    }
-
-    fn keep_hidden(&mut self, slot: SlotId, entities: Vec<Entity>, held: bool) {
-        if entities.is_empty() && !held {
+    /// The slot was loaded with `hidden` hidden, `held` among them (in order) the ones the
+    /// save has (see [`Incremental::hidden_since`]).
+    pub(crate) fn note_loaded_hidden(
+        &mut self,
+        slot: SlotId,
+        hidden: Vec<Entity>,
+        held: Vec<Entity>,
+    ) {
+        if hidden.is_empty() {
             self.hidden.remove(&slot);
         } else {
+            let entities = hidden;
             self.hidden.insert(slot, Hidden { entities, held });
         }
     }
 
     /// How the saved entities and parents a game's disabling component hides differ from those
     /// hidden when `slot` was last saved or loaded (`hidden`: as `ids::hidden` finds them now,
-    /// in order): those hidden since, and those no longer hidden. After a load, every hidden
-    /// entity is one hidden since (the slot may hold it), and every one hidden at the load
-    /// and shown now is one no longer hidden (the slot may lack it).
+    /// in order): those hidden since (or, after a load, hidden then and held by the slot: a
+    /// save would leave them out), and those no longer hidden (the slot lacks them, or after
+    /// a load may hold them as they were when it was saved).
     pub(crate) fn hidden_since(&self, slot: SlotId, hidden: &[Entity]) -> [Vec<Entity>; 2] {
-        let (then, held) = self
-            .hidden
-            .get(&slot)
-            .map_or((&[][..], false), |h| (h.entities.as_slice(), h.held));
+        let (then, held) = self.hidden.get(&slot).map_or((&[][..], &[][..]), |h| {
+            (h.entities.as_slice(), h.held.as_slice())
+        });
         let since = hidden
             .iter()
-            .filter(|e| held || then.binary_search(e).is_err())
+            .filter(|e| then.binary_search(e).is_err() || held.binary_search(e).is_ok())
             .copied()
             .collect();
         let shown = then

@@ -203,7 +203,8 @@ fn disabled_saved_through_reflection_loads_disabled() {
 /// save would have written (the hidden entity left out, the shown one in). A delta would have
 /// left the hidden entity in the slot, and the shown one out of it. Hidden entities the slot
 /// does not hold (spawned hidden, or despawned) leave deltas as they are; after a load, the
-/// next save is a full one while one the load may have found is hidden.
+/// next save is a full one while one the save has is hidden, or once one hidden at the load
+/// is shown.
 #[test]
 fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
     let dir = tempfile::tempdir().unwrap();
@@ -252,8 +253,24 @@ fn hiding_or_showing_a_saved_entity_makes_the_next_incremental_save_full() {
     load(&mut app);
     assert_eq!(
         saved(&mut app),
+        (true, 1),
+        "after a load of a save without the hidden one: a delta"
+    );
+    app.world_mut().entity_mut(e).remove::<Prefab>();
+    assert_eq!(
+        saved(&mut app),
+        (false, 2),
+        "one hidden at the load, shown: full"
+    );
+    // Hidden after a save that has it: the load updates it where it is, still hidden, and the
+    // slot holds it.
+    app.world_mut().entity_mut(e).insert(Prefab);
+    load(&mut app);
+    assert!(app.world().get::<Prefab>(e).is_some());
+    assert_eq!(
+        saved(&mut app),
         (false, 1),
-        "after a load, full while one is hidden"
+        "after a load of a save with the hidden one: full"
     );
     assert_eq!(saved(&mut app), (true, 1), "then deltas");
 }

@@ -174,6 +174,11 @@ impl Incremental {
         [since, shown]
     }
 
+    /// Whether a slot is saved incrementally: removals are noted only then.
+    pub(crate) fn follows_any(&self) -> bool {
+        !self.slots.is_empty()
+    }
+
     pub(crate) fn mark_of(&self, slot: SlotId) -> Option<Mark> {
         self.slots.get(&slot).copied()
     }

@@ -34,6 +34,13 @@ enum Of {
 fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(move |removed: On<Remove<T>>, mut world: DeferredWorld| {
+        // Nothing to note while no slot is saved incrementally.
+        if !world
+            .get_resource::<Incremental>()
+            .is_some_and(Incremental::follows_any)
+        {
+            return;
+        }
         let entity = removed.event().entity;
         let Ok(held) = world.get_entity(entity) else {
             return;

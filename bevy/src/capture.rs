@@ -240,9 +240,11 @@ pub(crate) struct DeltaCopy {
 pub(crate) enum Delta {
     /// What the delta writes.
     Copied(Box<DeltaCopy>),
-    /// An entity the delta would write holds an id that the slot may hold in references, to an
-    /// entity gone (see [`Incremental::unheld`]): a delta would leave those references pointing
-    /// at it, so the save must be a full one, which writes them as no entity.
+    /// The save must be a full one: an entity the delta would write holds an id that the slot
+    /// may hold in references to an entity gone (see [`Incremental::unheld`]), which a delta
+    /// would leave pointing at it; or an entity alive at the mark and not saved then is saved
+    /// now, and the slot may hold references to it as no entity, which a delta would leave so.
+    /// A full save writes every reference as it is.
     Full(Metadata),
 }
 
@@ -439,9 +441,9 @@ pub(crate) fn copy_delta(
 ///   parent it is;
 /// - a registered resource was removed, and is still missing: a load leaves a resource the
 ///   save lacks as it is;
-/// - a saved entity alive at `mark` is hidden by a game's disabling component now (the slot
-///   may hold it; a full save leaves it out), or one hidden then is saved and shown now (the
-///   slot lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`).
+/// - a saved entity alive at `mark`, and not hidden then (or, after a load, hidden and held by
+///   the slot), is hidden by a game's disabling component now (the slot may hold it; a full
+///   save leaves it out), or one hidden then is saved and shown now (the slot lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`).
 ///   Hidden entities spawned since, and ones despawned, change nothing;
 /// - a parent of a saved entity alive at `mark` is hidden now and was not then, or the
 ///   reverse: the slot holds the child's link as it was (a full save links no child to a

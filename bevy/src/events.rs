@@ -212,7 +212,11 @@ impl SaveCommand {
             SaveTarget::Autosave => None,
         };
         let tracking = world.get_resource_or_init::<Incremental>();
-        let mark = slot.and_then(|s| tracking.mark_of(s));
+        // A mark older than Bevy's oldest change tick is none: Bevy clamps older ticks to that
+        // age, so a change made that long ago would read as older than the mark.
+        let mark = slot
+            .and_then(|s| tracking.mark_of(s))
+            .filter(|mark| !mark.expired(now));
         // A slot is followed once an incremental save was asked of it; only a followed slot
         // keeps the hidden saved entities of its last save.
         let follow = slot.filter(|_| incremental || mark.is_some());
@@ -327,10 +331,16 @@ impl LoadCommand {
             .is_some_and(|i| i.mark_of(self.slot).is_some());
         let hidden_now = if followed { hidden(world) } else { Vec::new() };
         let mut incremental = world.get_resource_or_init::<Incremental>();
+        let report = &loaded.report;
         if restored.dangling_references > 0 || restored.unlinked_parents > 0 {
             // The slot holds ids, in references or children's links, that no entity here has:
             // a delta would leave them for an entity given one of them later to take, so its
             // next save is a full one, which holds none.
+            incremental.forget(self.slot);
+        } else if report.recovered_from_backup.is_some() || report.migrated_from.is_some() {
+            // A backup, or a save migrated from an older version, is not what the slot's
+            // primary file holds (the manager refuses a delta on it): its next save is a full
+            // one.
             incremental.forget(self.slot);
         } else if incremental.mark_of(self.slot).is_some() {
             incremental.mark(

@@ -4,7 +4,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin, PreUpdate};
+use bevy_ecs::change_detection::CheckChangeTicks;
+use bevy_ecs::observer::On;
 use bevy_ecs::resource::Resource;
+use bevy_ecs::system::ResMut;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use savegame::{ManagerBuilder, SaveLoadManager, SlotId};
@@ -87,6 +90,14 @@ impl Plugin for SavegamePlugin {
         }
         watch_saveable(app);
         watch_parents(app);
+        // A slot's mark as old as Bevy's oldest change tick is forgotten at Bevy's check.
+        app.add_observer(
+            |check: On<CheckChangeTicks>, incremental: Option<ResMut<Incremental>>| {
+                if let Some(mut incremental) = incremental {
+                    incremental.forget_expired(check.present_tick());
+                }
+            },
+        );
         app.init_resource::<SaveRegistry>()
             .init_resource::<NextSaveId>()
             .init_resource::<Incremental>()

@@ -10,12 +10,14 @@
 //! those references as no entity, where a delta would leave them pointing at it. (A load that
 //! finds a reference or a parent's id with no entity makes the slot's next save a full one
 //! instead: see `LoadCommand`.) And it keeps, for each slot, the saved entities and the
-//! parents a game's own disabling component hid at the slot's last save: a save leaves them
-//! out, and links to them, so a change in them may make the next save a full one.
+//! parents a game's own disabling component hid at the slot's last save or load (after a
+//! load, with those of them the save has): a save leaves them out, and links to them, so a
+//! change in them may make the next save a full one. A slot whose mark is as old as Bevy's
+//! oldest change tick is forgotten (its next save is a full one).
 
 use std::collections::{BTreeSet, HashMap};
 
-use bevy_ecs::change_detection::Tick;
+use bevy_ecs::change_detection::{MAX_CHANGE_AGE, Tick};
 use bevy_ecs::entity::Entity;
 use bevy_ecs::resource::Resource;
 use savegame::SlotId;
@@ -31,6 +33,15 @@ pub(crate) struct Mark {
     pub(crate) tick: Tick,
     pub(crate) seq: u64,
     pub(crate) delta: u64,
+}
+
+impl Mark {
+    /// Whether the mark is as old as Bevy's oldest change tick at `now`, or older: Bevy
+    /// clamps older ticks to that age, so a change made after the mark could read as older
+    /// than it, and the slot's next save must be a full one.
+    pub(crate) fn expired(&self, now: Tick) -> bool {
+        now.get().wrapping_sub(self.tick.get()) >= MAX_CHANGE_AGE
+    }
 }
 
 /// What a mark does with the ids a slot may hold in references and holds no entity with.
@@ -174,6 +185,21 @@ impl Incremental {
         [since, shown]
     }
 
+    /// Forgets the slots whose mark has expired at `now` (see [`Mark::expired`]): called at
+    /// each of Bevy's checks of its change ticks, so that no mark grows old enough for the
+    /// distance back to it to wrap.
+    pub(crate) fn forget_expired(&mut self, now: Tick) {
+        let expired: Vec<SlotId> = self
+            .slots
+            .iter()
+            .filter(|(_, mark)| mark.expired(now))
+            .map(|(slot, _)| *slot)
+            .collect();
+        for slot in expired {
+            self.forget(slot);
+        }
+    }
+
     /// Whether a slot is saved incrementally: removals are noted only then.
     pub(crate) fn follows_any(&self) -> bool {
         !self.slots.is_empty()
@@ -281,5 +307,26 @@ mod tests {
         inc.forget(SlotId::Numbered(2));
         assert!(inc.log.is_empty());
         assert!(!two_holds(&inc, 4), "forgotten with the slot");
+    }
+
+    /// A mark expires once it is as old as Bevy's oldest change tick, across the wrap of the
+    /// tick counter, and Bevy's check forgets the slots whose mark expired.
+    #[test]
+    fn a_mark_as_old_as_bevy_s_oldest_tick_expires_and_its_slot_is_forgotten() {
+        use bevy_ecs::change_detection::MAX_CHANGE_AGE;
+        let mut inc = Incremental::default();
+        let (old, young) = (SlotId::Numbered(1), SlotId::Numbered(2));
+        let start = u32::MAX - 10;
+        inc.mark(old, Tick::new(start), 1, Unheld::None);
+        inc.mark(young, Tick::new(start.wrapping_add(5)), 1, Unheld::None);
+        let at = |age: u32| Tick::new(start.wrapping_add(age));
+        let mark = inc.mark_of(old).unwrap();
+        assert!(!mark.expired(at(0)) && !mark.expired(at(MAX_CHANGE_AGE - 1)));
+        assert!(mark.expired(at(MAX_CHANGE_AGE)) && mark.expired(at(u32::MAX)));
+        inc.forget_expired(at(MAX_CHANGE_AGE - 1));
+        assert!(inc.mark_of(old).is_some(), "not yet");
+        inc.forget_expired(at(MAX_CHANGE_AGE + 1));
+        assert!(inc.mark_of(old).is_none(), "forgotten");
+        assert!(inc.mark_of(young).is_some(), "the younger mark stays");
     }
 }

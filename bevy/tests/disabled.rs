@@ -281,6 +281,13 @@ type Change = fn(&mut World, &Hidden);
 /// An app over a folder.
 type MakeApp = fn(&std::path::Path) -> bevy_app::App;
 
+/// The first saved entity of [`hidden_world`] points at the unsaved parent.
+fn first_points_at_parent(world: &mut World, h: &Hidden) {
+    world
+        .entity_mut(h.first)
+        .insert(Target { entity: h.parent });
+}
+
 /// The entities of [`hidden_world`].
 struct Hidden {
     /// Two saved entities with a position and health.
@@ -337,7 +344,7 @@ fn a_delta_saves_what_a_full_save_does() {
     let unchanged: Change = |_, _| {};
     // Each: what it is, a change before the first save, one between the two, and whether the
     // second incremental save is a delta (a full one where a delta cannot say what changed).
-    let changes: [(&str, Change, Change, bool); 8] = [
+    let changes: [(&str, Change, Change, bool); 9] = [
         (
             "hidden, then no longer saved",
             unchanged,
@@ -389,12 +396,18 @@ fn a_delta_saves_what_a_full_save_does() {
         // taken off and put back (the slot holds it, and the references to it).
         (
             "an unsaved entity pointed at, saved since",
+            first_points_at_parent,
             |world, h| {
-                world
-                    .entity_mut(h.first)
-                    .insert(Target { entity: h.parent });
+                world.entity_mut(h.parent).insert(Saveable);
             },
+            false,
+        ),
+        (
+            "an unsaved entity pointed at, saved, no longer saved and saved again",
+            first_points_at_parent,
             |world, h| {
+                world.entity_mut(h.parent).insert(Saveable);
+                world.entity_mut(h.parent).remove::<Saveable>();
                 world.entity_mut(h.parent).insert(Saveable);
             },
             false,

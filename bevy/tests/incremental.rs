@@ -926,3 +926,37 @@ fn a_resource_removed_since_the_last_save_makes_the_next_incremental_save_full()
     fresh.update();
     assert_eq!(fresh.world().get_resource::<Score>(), Some(&Score(9)));
 }
+
+/// A load that falls back to a backup (the slot's save is damaged) makes the next incremental
+/// save a full one, which the manager accepts (it refuses a delta on a damaged save), and the
+/// slot then loads the world.
+#[test]
+fn a_load_from_a_backup_makes_the_next_incremental_save_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = app_with(builder(dir.path()).compact_at(100_000));
+    let e = app
+        .world_mut()
+        .spawn((Saveable, Position { x: 1.0, y: 1.0 }))
+        .id();
+    save_incremental(&mut app);
+    // A second full save: the first becomes its backup.
+    save_slot(&mut app, SLOT, false);
+    drain::<Saved>(&mut app);
+    let path = app
+        .world()
+        .resource::<savegame_bevy::SaveManager>()
+        .manager()
+        .path_of(SLOT);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    std::fs::write(&path, bytes).unwrap();
+    app.world_mut().commands().load(SLOT);
+    app.update();
+    let loaded = drain::<savegame_bevy::Loaded>(&mut app);
+    assert!(loaded[0].report.recovered_from_backup.is_some());
+    app.world_mut().get_mut::<Position>(e).unwrap().x = 2.0;
+    let saved = save_incremental(&mut app);
+    assert!(!saved.written.is_delta(), "{:?}", saved.written);
+    assert_eq!(loaded_beside(dir.path(), None), observe(app.world_mut()));
+}

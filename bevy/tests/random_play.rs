@@ -6,8 +6,8 @@
 //! entity's), unsaved anchors with the game's ids that saved leaves hang from (despawned, or
 //! given other ids or none), saved entities given new ids, their ids taken away or swapped
 //! between two, entities disabled and enabled, saved entities and anchors hidden by a disabling
-//! component of the game's and shown again (changed, despawned or no longer saved while
-//! hidden), the score resource dropped and started again),
+//! component of the game's, registered before the plugin or, for even seeds, after it, and
+//! shown again (changed, despawned or no longer saved while hidden), the score resource dropped and started again),
 //! then saves the slot (a delta, now and then a full save, sometimes two deltas in a frame),
 //! and now and then loads the slot in place or compacts its journal. A second test saves two
 //! slots in turn and loads one or the other between saves (a load takes back the entities the
@@ -56,12 +56,22 @@ struct Pooled;
 #[derive(Resource, Clone, Copy)]
 struct Sparse(bool);
 
-/// A new app over `builder` that hides with [`Pooled`] or [`Hidden`].
-fn app_of(builder: savegame::ManagerBuilder, sparse: Sparse) -> bevy_app::App {
-    let mut app = if sparse.0 {
-        app_hiding::<Pooled>(builder)
-    } else {
-        app_hiding::<Hidden>(builder)
+/// A new app over `builder` that hides with [`Pooled`] or [`Hidden`], registered before the
+/// plugin is added (the order Bevy's docs give), or after it when `late`.
+fn app_of(builder: savegame::ManagerBuilder, sparse: Sparse, late: bool) -> bevy_app::App {
+    let mut app = match (sparse.0, late) {
+        (true, false) => app_hiding::<Pooled>(builder),
+        (false, false) => app_hiding::<Hidden>(builder),
+        (true, true) => {
+            let mut app = app_with(builder);
+            app.world_mut().register_disabling_component::<Pooled>();
+            app
+        }
+        (false, true) => {
+            let mut app = app_with(builder);
+            app.world_mut().register_disabling_component::<Hidden>();
+            app
+        }
     };
     app.insert_resource(sparse);
     app
@@ -105,7 +115,7 @@ fn loaded(
     anchors: &[u32],
     sparse: Sparse,
 ) -> (BTreeMap<u32, Observed>, u64) {
-    let mut app = app_of(builder(dir), sparse);
+    let mut app = app_of(builder(dir), sparse, false);
     for id in anchors {
         app.world_mut().spawn((Anchor, SaveId::new(*id).unwrap()));
     }
@@ -477,7 +487,8 @@ fn hide_or_show(world: &mut World, rng: &mut Rng) {
 /// A new app over `dir` and its random generator, after ten steps of play.
 fn start(dir: &std::path::Path, seed: u64, compact_at: u32) -> (bevy_app::App, Rng) {
     let sparse = Sparse(seed.is_multiple_of(3));
-    let mut app = app_of(builder(dir).compact_at(compact_at), sparse);
+    let late = seed.is_multiple_of(2);
+    let mut app = app_of(builder(dir).compact_at(compact_at), sparse, late);
     app.insert_resource(Score(0));
     let mut rng = Rng::new(seed);
     for _ in 0..10 {

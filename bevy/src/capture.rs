@@ -443,8 +443,9 @@ pub(crate) fn copy_delta(
 ///   save lacks as it is;
 /// - a saved entity alive at `mark`, and not hidden then (or, after a load, hidden and held by
 ///   the slot), is hidden by a game's disabling component now (the slot may hold it; a full
-///   save leaves it out), or one hidden then is saved and shown now (the slot lacks it). `hidden`: the hidden saved entities and parents now (`ids::hidden`).
-///   Hidden entities spawned since, and ones despawned, change nothing;
+///   save leaves it out), or one hidden then is saved and shown now (the slot lacks it).
+///   `hidden`: the hidden saved entities and parents now (`ids::hidden`). Hidden entities
+///   spawned since, and ones despawned, change nothing;
 /// - a parent of a saved entity alive at `mark` is hidden now and was not then, or the
 ///   reverse: the slot holds the child's link as it was (a full save links no child to a
 ///   hidden parent), and the delta writes the child only if its own link changed.

@@ -342,7 +342,7 @@ impl LoadCommand {
             // primary file holds (the manager refuses a delta on it): its next save is a full
             // one.
             incremental.forget(self.slot);
-        } else if incremental.mark_of(self.slot).is_some() {
+        } else if followed {
             incremental.mark(
                 self.slot,
                 now,
@@ -428,11 +428,10 @@ pub trait SavegameCommands {
     /// again, or did so to the parent of a saved child (saves leave hidden entities out, and
     /// links and references to them, and a delta does not see them), and, after a load, the
     /// first while an entity the save has is hidden or once one hidden at the load is shown.
-    /// The frame pays
-    /// a pass over the registered
-    /// components' change ticks and a copy of the changed values; the manager's worker
-    /// serializes, seals and appends, and compacts the journal when it grows past its share of
-    /// the slot ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
+    /// The frame pays a pass over the registered components' change ticks and a copy of the
+    /// changed values; the manager's worker serializes, seals and appends, and compacts the
+    /// journal when it grows past its share of the slot
+    /// ([`ManagerBuilder::compact_at`](savegame::ManagerBuilder::compact_at)).
     fn save_incremental(&mut self, slot: SlotId);
     /// Loads `slot` ([`LoadCommand`]). Saved entities the save has (by [`SaveId`](crate::SaveId))
     /// are updated in place, keeping their unregistered components; saved entities it does

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use bevy_ecs::archetype::Archetype;
 use bevy_ecs::component::Component;
 use bevy_ecs::component::ComponentId;
 use bevy_ecs::entity::{Entity, EntityHashMap, EntityMapper};
@@ -197,7 +198,7 @@ impl EntityMapper for WorldMapper<'_> {
             .get_entity(source)
             .ok()
             .filter(|e| e.contains::<Saveable>())
-            .filter(|e| !self.hiding.iter().any(|id| e.archetype().contains(*id)))
+            .filter(|e| !hides(&self.hiding, e.archetype()))
             .and_then(|e| e.get::<SaveId>().copied());
         match saved {
             Some(id) => stand_in(id.get()),
@@ -349,7 +350,7 @@ fn top_hidden(world: &World) -> Option<u32> {
     world
         .archetypes()
         .iter()
-        .filter(|a| a.contains(save_id) && hiding.iter().any(|id| a.contains(*id)))
+        .filter(|a| a.contains(save_id) && hides(&hiding, a))
         .flat_map(|a| a.entities())
         .filter_map(|e| world.get::<SaveId>(e.id()).map(|id| id.get()))
         .max()
@@ -366,6 +367,11 @@ pub(crate) fn hiding(world: &World) -> Vec<ComponentId> {
         .disabling_ids()
         .filter(|id| Some(*id) != disabled)
         .collect()
+}
+
+/// Whether the entities of `archetype` are hidden by one of `hiding` ([`hiding`]).
+fn hides(hiding: &[ComponentId], archetype: &Archetype) -> bool {
+    hiding.iter().any(|id| archetype.contains(*id))
 }
 
 /// The saved entities without an id, in the order they were spawned (mostly: indices are
@@ -396,8 +402,7 @@ pub(crate) fn hidden(world: &World) -> Vec<Entity> {
         .archetypes()
         .iter()
         .filter(|a| {
-            (a.contains(saveable) || children.is_some_and(|c| a.contains(c)))
-                && hiding.iter().any(|id| a.contains(*id))
+            (a.contains(saveable) || children.is_some_and(|c| a.contains(c))) && hides(&hiding, a)
         })
         .flat_map(|a| a.entities().iter().map(|e| e.id()))
         .collect();

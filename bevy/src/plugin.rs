@@ -4,10 +4,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bevy_app::{App, Last, Plugin, PreUpdate};
-use bevy_ecs::change_detection::CheckChangeTicks;
-use bevy_ecs::observer::On;
 use bevy_ecs::resource::Resource;
-use bevy_ecs::system::ResMut;
 use bevy_ecs::world::World;
 use bevy_time::Time;
 use savegame::{ManagerBuilder, SaveLoadManager, SlotId};
@@ -20,7 +17,7 @@ use crate::events::{
 use crate::ids::NextSaveId;
 use crate::manager::{PendingHandle, SaveManager, SaveTarget};
 use crate::tracking::Incremental;
-use crate::watch::{watch_parents, watch_saveable};
+use crate::watch::{watch_parents, watch_saveable, watch_tick_checks};
 
 /// Adds saving and loading to an [`App`]: the [`SaveManager`] resource, the systems that
 /// report finished background saves ([`Saved`], [`SaveFailed`]) and, if asked, autosave.
@@ -90,14 +87,7 @@ impl Plugin for SavegamePlugin {
         }
         watch_saveable(app);
         watch_parents(app);
-        // A slot's mark as old as Bevy's oldest change tick is forgotten at Bevy's check.
-        app.add_observer(
-            |check: On<CheckChangeTicks>, incremental: Option<ResMut<Incremental>>| {
-                if let Some(mut incremental) = incremental {
-                    incremental.forget_expired(check.present_tick());
-                }
-            },
-        );
+        watch_tick_checks(app);
         app.init_resource::<SaveRegistry>()
             .init_resource::<NextSaveId>()
             .init_resource::<Incremental>()

@@ -4,7 +4,7 @@
 //! (`SaveId`'s own discard hook notes the ids that go: see [`SaveId`].)
 
 use bevy_app::App;
-use bevy_ecs::change_detection::DetectChanges;
+use bevy_ecs::change_detection::{CheckChangeTicks, DetectChanges};
 use bevy_ecs::component::Component;
 use bevy_ecs::hierarchy::ChildOf;
 use bevy_ecs::lifecycle::Remove;
@@ -16,22 +16,13 @@ use bevy_ecs::world::DeferredWorld;
 use crate::ids::{SaveId, Saveable};
 use crate::tracking::{Incremental, Left};
 
-/// Which entities a removal is noted for.
-#[derive(Clone, Copy)]
-enum Of {
-    /// Saved entities (with [`Saveable`]).
-    Saved,
-    /// Any entity.
-    Any,
-}
-
-/// Notes, as `left`, each entity that loses `T` (by a removal, or a despawn) and holds an id,
-/// among those `of` names. The entity is read through the world, which no default query filter
-/// limits: one a game's own disabling component hides is noted too, as it must be when the
+/// Notes, as `left`, each saved entity (with [`Saveable`]: an entity losing `Saveable` itself
+/// still has it when this runs) that loses `T` (by a removal, or a despawn) and holds an id.
+/// The entity is read through the world, which no default query filter limits: one a game's own disabling component hides is noted too, as it must be when the
 /// game shows it again before the next save (a query, built with the filters as they were when
 /// the plugin was added, would miss it if the game had registered its disabling component
 /// first).
-fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
+fn note_removals<T: Component>(app: &mut App, left: Left) {
     app.world_mut().get_resource_or_init::<Incremental>();
     app.add_observer(move |removed: On<Remove<T>>, mut world: DeferredWorld| {
         // Nothing to note while no slot is saved incrementally.
@@ -45,12 +36,13 @@ fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
         let Ok(held) = world.get_entity(entity) else {
             return;
         };
-        let saved_from = held.get_ref::<Saveable>().map(|saveable| saveable.added());
-        let noted = matches!(of, Of::Any) || saved_from.is_some();
-        if let Some(id) = held.get::<SaveId>().map(|id| id.get()).filter(|_| noted)
-            && let Some(mut incremental) = world.get_resource_mut::<Incremental>()
+        if let Some(saveable) = held.get_ref::<Saveable>()
+            && let Some(id) = held.get::<SaveId>()
         {
-            incremental.note_saved_from(entity, id, left, saved_from);
+            let (id, saved_from) = (id.get(), saveable.added());
+            if let Some(mut incremental) = world.get_resource_mut::<Incremental>() {
+                incremental.note_saved_from(entity, id, left, Some(saved_from));
+            }
         }
     });
 }
@@ -58,7 +50,7 @@ fn note_removals<T: Component>(app: &mut App, of: Of, left: Left) {
 /// Notes the saved entities that lose `T`, the registry's component number `index` (by a
 /// removal, or a despawn).
 pub(crate) fn watch_removals<T: Component>(app: &mut App, index: usize) {
-    note_removals::<T>(app, Of::Saved, Left::Component(index));
+    note_removals::<T>(app, Left::Component(index));
 }
 
 /// Notes the removals of `R`, the registry's resource number `index` (a resource is a
@@ -74,10 +66,22 @@ pub(crate) fn watch_resource_removals<R: Resource>(app: &mut App, index: usize) 
 
 /// Notes the saved entities that leave their parents.
 pub(crate) fn watch_parents(app: &mut App) {
-    note_removals::<ChildOf>(app, Of::Saved, Left::Parent);
+    note_removals::<ChildOf>(app, Left::Parent);
+}
+
+/// Forgets, at each of Bevy's checks of its change ticks, the slots whose mark is as old as
+/// Bevy's oldest change tick ([`Incremental::forget_expired`]).
+pub(crate) fn watch_tick_checks(app: &mut App) {
+    app.add_observer(
+        |check: On<CheckChangeTicks>, incremental: Option<ResMut<Incremental>>| {
+            if let Some(mut incremental) = incremental {
+                incremental.forget_expired(check.present_tick());
+            }
+        },
+    );
 }
 
 /// Notes the entities that stop being saved.
 pub(crate) fn watch_saveable(app: &mut App) {
-    note_removals::<Saveable>(app, Of::Any, Left::Entity);
+    note_removals::<Saveable>(app, Left::Entity);
 }

@@ -212,11 +212,7 @@ impl SaveCommand {
             SaveTarget::Autosave => None,
         };
         let tracking = world.get_resource_or_init::<Incremental>();
-        // A mark older than Bevy's oldest change tick is none: Bevy clamps older ticks to that
-        // age, so a change made that long ago would read as older than the mark.
-        let mark = slot
-            .and_then(|s| tracking.mark_of(s))
-            .filter(|mark| !mark.expired(now));
+        let mark = slot.and_then(|s| tracking.live_mark(s, now));
         // A slot is followed once an incremental save was asked of it; only a followed slot
         // keeps the hidden saved entities of its last save.
         let follow = slot.filter(|_| incremental || mark.is_some());

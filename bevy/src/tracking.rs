@@ -200,6 +200,13 @@ impl Incremental {
         }
     }
 
+    /// The slot's mark, unless it expired at `now` ([`Mark::expired`]): a mark older than
+    /// Bevy's oldest change tick is none, as Bevy clamps older ticks to that age, so a change
+    /// made that long ago would read as older than the mark.
+    pub(crate) fn live_mark(&self, slot: SlotId, now: Tick) -> Option<Mark> {
+        self.mark_of(slot).filter(|mark| !mark.expired(now))
+    }
+
     /// Whether a slot is saved incrementally: removals are noted only then.
     pub(crate) fn follows_any(&self) -> bool {
         !self.slots.is_empty()
@@ -323,6 +330,9 @@ mod tests {
         let mark = inc.mark_of(old).unwrap();
         assert!(!mark.expired(at(0)) && !mark.expired(at(MAX_CHANGE_AGE - 1)));
         assert!(mark.expired(at(MAX_CHANGE_AGE)) && mark.expired(at(u32::MAX)));
+        // A save asks for the live mark: none once it expired, before Bevy's check forgets it.
+        assert!(inc.live_mark(old, at(MAX_CHANGE_AGE - 1)).is_some());
+        assert!(inc.live_mark(old, at(MAX_CHANGE_AGE)).is_none());
         inc.forget_expired(at(MAX_CHANGE_AGE - 1));
         assert!(inc.mark_of(old).is_some(), "not yet");
         inc.forget_expired(at(MAX_CHANGE_AGE + 1));
